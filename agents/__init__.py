@@ -1,0 +1,1 @@
+"""Efficient batched reinforcement learning in TensorFlow, with BatchPPO."""

@@ -1,0 +1,192 @@
+"""Returns and advantages for PPO, computed in the graph over padded batches.
+
+Every function takes rewards and values of shape `[batch, time]` whose
+sequences are padded to a common length, with `length [batch]` giving the
+number of real steps of each sequence. `value[:, t]` estimates the return
+from the observation seen at step `t`. Padding steps are ignored on input
+(whatever they hold) and are zero in the results.
+
+`bootstrap [batch]` is the value of the observation after each sequence's last
+step, for sequences that were cut off rather than ended (a time limit or a
+chunk of an episode): it stands for the rewards the sequence did not see.
+Leave it `None` for episodes that terminated. Results are training targets,
+so no gradient flows through them.
+"""
+
+import tensorflow as tf
+
+
+def mask(tensor, length):
+    """Sets the padding steps of a batch of sequences to zero.
+
+    Args:
+        tensor: Tensor `[batch, time, ...]`.
+        length: Integer tensor `[batch]`, the number of valid steps.
+
+    Returns:
+        Tensor like `tensor`, zero at and after each sequence's length; NaN or
+        infinite padding becomes zero too.
+    """
+    tensor = tf.convert_to_tensor(tensor)
+    if tensor.shape.rank is not None and tensor.shape.rank < 2:
+        raise ValueError(f'mask needs a tensor of shape [batch, time, ...], got {tensor.shape}.')
+    with tf.name_scope('mask'):
+        valid = tf.sequence_mask(length, tf.shape(tensor)[1])
+        extra_dims = tf.ones([tf.rank(tensor) - 2], tf.int32)
+        valid = tf.reshape(valid, tf.concat([tf.shape(valid), extra_dims], 0))
+        return tf.where(valid, tensor, tf.zeros_like(tensor))
+
+
+def discounted_return(reward, length, discount, bootstrap=None):
+    """Discounted sum of the future rewards of each step.
+
+    Args:
+        reward: Float tensor `[batch, time]`.
+        length: Integer tensor `[batch]`.
+        discount: Discount factor (float or scalar tensor).
+        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+
+    Returns:
+        Float tensor `[batch, time]`.
+    """
+    with tf.name_scope('discounted_return'):
+        reward, length, discount = _check_inputs(reward, length, discount)
+        rewards = mask(reward, length) + discount * _at_step(bootstrap, length - 1, reward)
+        return_ = _reverse_discounted_sum(rewards, discount * _valid_float(length, reward))
+        return _as_target(return_, 'return')
+
+
+def fixed_step_return(reward, value, length, discount, window, bootstrap=None):
+    """Sum of the next `window` discounted rewards plus the discounted value after them.
+
+    Near the end of a sequence the window shrinks to the remaining steps and
+    the value after them is `bootstrap` (or zero).
+
+    Args:
+        reward: Float tensor `[batch, time]`.
+        value: Float tensor `[batch, time]`.
+        length: Integer tensor `[batch]`.
+        discount: Discount factor (float or scalar tensor).
+        window: Positive int, the number of rewards summed before bootstrapping.
+        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+
+    Returns:
+        Float tensor `[batch, time]`.
+
+    Raises:
+        ValueError: If `window` is not a positive integer.
+    """
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ValueError(f'fixed_step_return needs a positive integer window, got {window!r}.')
+    with tf.name_scope('fixed_step_return'):
+        reward, length, discount = _check_inputs(reward, length, discount)
+        value = tf.convert_to_tensor(value, reward.dtype)
+        # Writing R for the discounted return without bootstrap, the window's
+        # rewards sum to R[t] - discount^k R[t + k], where k = min(window, length - t).
+        full_return = discounted_return(reward, length, discount)
+        batch_size, max_length = tf.shape(reward)[0], tf.shape(reward)[1]
+        timestep = tf.range(max_length)[None, :]
+        window_end = tf.minimum(timestep + window, length[:, None])
+        end_discount = discount ** tf.cast(window_end - timestep, reward.dtype)
+        # Append a column so that the step after the last one exists for every sequence.
+        padding = tf.zeros([batch_size, 1], reward.dtype)
+        extended_return = tf.concat([full_return, padding], 1)
+        extended_value = tf.concat([mask(value, length), padding], 1)
+        extended_value += _at_step(bootstrap, length, extended_value)
+        end_value = tf.gather(extended_value - extended_return, window_end, batch_dims=1)
+        return_ = full_return + end_discount * end_value
+        return _as_target(mask(return_, length), 'return')
+
+
+def lambda_advantage(reward, value, length, discount, gae_lambda, bootstrap=None):
+    """Generalized advantage estimation (Schulman et al. 2015).
+
+    The advantage of step `t` is the sum over `k` of `(discount * gae_lambda)^k`
+    times the temporal-difference error of step `t + k`.
+
+    Args:
+        reward: Float tensor `[batch, time]`.
+        value: Float tensor `[batch, time]`.
+        length: Integer tensor `[batch]`.
+        discount: Discount factor (float or scalar tensor).
+        gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
+        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+
+    Returns:
+        Float tensor `[batch, time]`.
+    """
+    with tf.name_scope('lambda_advantage'):
+        reward, length, discount = _check_inputs(reward, length, discount)
+        value = mask(tf.convert_to_tensor(value, reward.dtype), length)
+        gae_lambda = tf.convert_to_tensor(gae_lambda, reward.dtype)
+        next_value = tf.concat([value[:, 1:], tf.zeros_like(value[:, :1])], 1)
+        next_value += _at_step(bootstrap, length - 1, reward)
+        error = mask(reward + discount * next_value - value, length)
+        advantage = _reverse_discounted_sum(
+            error, discount * gae_lambda * _valid_float(length, reward))
+        return _as_target(advantage, 'advantage')
+
+
+def lambda_return(reward, value, length, discount, lambda_, bootstrap=None):
+    """TD(lambda) return: the exponentially weighted mix of all n-step returns.
+
+    Equals the value plus the generalized advantage with the same lambda.
+
+    Args:
+        reward: Float tensor `[batch, time]`.
+        value: Float tensor `[batch, time]`.
+        length: Integer tensor `[batch]`.
+        discount: Discount factor (float or scalar tensor).
+        lambda_: Weight of longer returns, float or scalar tensor.
+        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+
+    Returns:
+        Float tensor `[batch, time]`.
+    """
+    with tf.name_scope('lambda_return'):
+        advantage = lambda_advantage(reward, value, length, discount, lambda_, bootstrap)
+        value = tf.convert_to_tensor(value, advantage.dtype)
+        return _as_target(advantage + mask(value, length), 'return')
+
+
+def _check_inputs(reward, length, discount):
+    """Converts the common arguments and checks their ranks and dtypes."""
+    reward = tf.convert_to_tensor(reward)
+    length = tf.convert_to_tensor(length)
+    if not reward.dtype.is_floating:
+        raise TypeError(f'Rewards must be floating point, got {reward.dtype.name}.')
+    if not length.dtype.is_integer:
+        raise TypeError(f'Lengths must be integers, got {length.dtype.name}.')
+    if reward.shape.rank not in (None, 2) or length.shape.rank not in (None, 1):
+        raise ValueError(
+            'Expected rewards and values of shape [batch, time] and lengths of shape '
+            f'[batch], got rewards {reward.shape} and lengths {length.shape}.')
+    return reward, tf.cast(length, tf.int32), tf.convert_to_tensor(discount, reward.dtype)
+
+
+def _valid_float(length, like):
+    return tf.sequence_mask(length, tf.shape(like)[1], dtype=like.dtype)
+
+
+def _at_step(bootstrap, step, like):
+    """A tensor like `like [batch, time]` holding `bootstrap [batch]` at `step [batch]`.
+
+    Zero everywhere when `bootstrap` is None.
+    """
+    if bootstrap is None:
+        return tf.zeros_like(like)
+    bootstrap = tf.convert_to_tensor(bootstrap, like.dtype)
+    return tf.one_hot(step, tf.shape(like)[1], dtype=like.dtype) * bootstrap[:, None]
+
+
+def _reverse_discounted_sum(sequence, factor):
+    """Computes `out[t] = sequence[t] + factor[t] * out[t + 1]` along the time axis."""
+    result = tf.scan(
+        lambda accumulated, current: current[0] + current[1] * accumulated,
+        (tf.transpose(sequence), tf.transpose(factor)),
+        tf.zeros_like(sequence[:, 0]), reverse=True)
+    return tf.transpose(result)
+
+
+def _as_target(tensor, name):
+    return tf.debugging.check_numerics(tf.stop_gradient(tensor), f'Found NaN or inf in {name}')

@@ -1,0 +1,194 @@
+"""Tests for the PPO returns and advantages, against plain NumPy loops."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.algorithms.ppo import utility
+
+_DISCOUNT = 0.9
+_LAMBDA = 0.7
+_LENGTH = np.array([6, 3, 0, 1], np.int32)
+
+
+def _padded_batch(seed):
+    """Random rewards and values of shape [4, 6], with NaN in the padding steps."""
+    random = np.random.RandomState(seed)
+    reward = random.normal(size=(4, 6)).astype(np.float32)
+    value = random.normal(size=(4, 6)).astype(np.float32)
+    bootstrap = random.normal(size=4).astype(np.float32)
+    padding = np.arange(6)[None, :] >= _LENGTH[:, None]
+    reward[padding] = np.nan
+    value[padding] = np.nan
+    return reward, value, bootstrap
+
+
+def _evaluate(function, *args, **kwargs):
+    """Builds `function(*args, **kwargs)` in a fresh graph, feeding arrays with unknown time."""
+    with tf.Graph().as_default():
+        feeds = {}
+
+        def placeholder(argument):
+            if not isinstance(argument, np.ndarray):
+                return argument
+            shape = [None] * argument.ndim
+            tensor = tf.compat.v1.placeholder(tf.as_dtype(argument.dtype), shape)
+            feeds[tensor] = argument
+            return tensor
+
+        args = [placeholder(argument) for argument in args]
+        kwargs = {key: placeholder(argument) for key, argument in kwargs.items()}
+        result = function(*args, **kwargs)
+        with tf.compat.v1.Session() as session:
+            return session.run(result, feeds)
+
+
+def _next_value(value, bootstrap, batch, step, length):
+    if step + 1 < length:
+        return value[batch, step + 1]
+    return 0.0 if bootstrap is None else bootstrap[batch]
+
+
+def _reference_discounted_return(reward, length, discount, bootstrap):
+    return_ = np.zeros_like(reward)
+    for batch, sequence_length in enumerate(length):
+        accumulated = 0.0 if bootstrap is None else bootstrap[batch]
+        for step in reversed(range(sequence_length)):
+            accumulated = reward[batch, step] + discount * accumulated
+            return_[batch, step] = accumulated
+    return return_
+
+
+def _reference_fixed_step_return(reward, value, length, discount, window, bootstrap):
+    return_ = np.zeros_like(reward)
+    for batch, sequence_length in enumerate(length):
+        for step in range(sequence_length):
+            end = min(step + window, sequence_length)
+            total = sum(discount ** (k - step) * reward[batch, k] for k in range(step, end))
+            if end < sequence_length:
+                end_value = value[batch, end]
+            else:
+                end_value = 0.0 if bootstrap is None else bootstrap[batch]
+            return_[batch, step] = total + discount ** (end - step) * end_value
+    return return_
+
+
+def _reference_lambda_advantage(reward, value, length, discount, gae_lambda, bootstrap):
+    advantage = np.zeros_like(reward)
+    for batch, sequence_length in enumerate(length):
+        accumulated = 0.0
+        for step in reversed(range(sequence_length)):
+            next_value = _next_value(value, bootstrap, batch, step, sequence_length)
+            error = reward[batch, step] + discount * next_value - value[batch, step]
+            accumulated = error + discount * gae_lambda * accumulated
+            advantage[batch, step] = accumulated
+    return advantage
+
+
+def _reference_lambda_return(reward, value, length, discount, lambda_, bootstrap):
+    return_ = np.zeros_like(reward)
+    for batch, sequence_length in enumerate(length):
+        accumulated = 0.0 if bootstrap is None else bootstrap[batch]
+        for step in reversed(range(sequence_length)):
+            next_value = _next_value(value, bootstrap, batch, step, sequence_length)
+            accumulated = reward[batch, step] + discount * (
+                (1 - lambda_) * next_value + lambda_ * accumulated)
+            return_[batch, step] = accumulated
+    return return_
+
+
+@pytest.mark.parametrize('use_bootstrap', [False, True])
+class TestAgainstReference:
+
+    def test_discounted_return(self, use_bootstrap):
+        reward, _, bootstrap = _padded_batch(0)
+        bootstrap = bootstrap if use_bootstrap else None
+        result = _evaluate(
+            utility.discounted_return, reward, _LENGTH, _DISCOUNT, bootstrap=bootstrap)
+        expected = _reference_discounted_return(reward, _LENGTH, _DISCOUNT, bootstrap)
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+    @pytest.mark.parametrize('window', [1, 2, 10])
+    def test_fixed_step_return(self, use_bootstrap, window):
+        reward, value, bootstrap = _padded_batch(1)
+        bootstrap = bootstrap if use_bootstrap else None
+        result = _evaluate(
+            utility.fixed_step_return, reward, value, _LENGTH, _DISCOUNT, window,
+            bootstrap=bootstrap)
+        expected = _reference_fixed_step_return(
+            reward, value, _LENGTH, _DISCOUNT, window, bootstrap)
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+    def test_lambda_advantage(self, use_bootstrap):
+        reward, value, bootstrap = _padded_batch(2)
+        bootstrap = bootstrap if use_bootstrap else None
+        result = _evaluate(
+            utility.lambda_advantage, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
+            bootstrap=bootstrap)
+        expected = _reference_lambda_advantage(
+            reward, value, _LENGTH, _DISCOUNT, _LAMBDA, bootstrap)
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+    def test_lambda_return(self, use_bootstrap):
+        reward, value, bootstrap = _padded_batch(3)
+        bootstrap = bootstrap if use_bootstrap else None
+        result = _evaluate(
+            utility.lambda_return, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
+            bootstrap=bootstrap)
+        expected = _reference_lambda_return(
+            reward, value, _LENGTH, _DISCOUNT, _LAMBDA, bootstrap)
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_lambda_return_limits():
+    reward, value, bootstrap = _padded_batch(4)
+    full, one_step, discounted, td_target = _evaluate(
+        lambda reward, value, length, bootstrap: (
+            utility.lambda_return(reward, value, length, _DISCOUNT, 1.0, bootstrap),
+            utility.lambda_return(reward, value, length, _DISCOUNT, 0.0, bootstrap),
+            utility.discounted_return(reward, length, _DISCOUNT, bootstrap),
+            utility.fixed_step_return(reward, value, length, _DISCOUNT, 1, bootstrap)),
+        reward, value, _LENGTH, bootstrap)
+    np.testing.assert_allclose(full, discounted, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(one_step, td_target, rtol=1e-5, atol=1e-5)
+
+
+def test_results_are_constant_targets():
+    with tf.Graph().as_default():
+        reward = tf.ones([2, 3])
+        value = tf.ones([2, 3])
+        length = tf.constant([3, 2])
+        results = [
+            utility.discounted_return(reward, length, _DISCOUNT),
+            utility.fixed_step_return(reward, value, length, _DISCOUNT, 2),
+            utility.lambda_return(reward, value, length, _DISCOUNT, _LAMBDA),
+            utility.lambda_advantage(reward, value, length, _DISCOUNT, _LAMBDA),
+        ]
+        for result in results:
+            assert result.shape.as_list() == [2, 3]
+            assert tf.gradients(result, [reward, value]) == [None, None]
+
+
+def test_mask_zeros_padding_of_any_rank():
+    tensor = np.full((3, 4, 2), np.nan, np.float32)
+    length = np.array([4, 1, 0], np.int32)
+    for batch, sequence_length in enumerate(length):
+        tensor[batch, :sequence_length] = 1.0
+    result = _evaluate(utility.mask, tensor, length)
+    expected = (np.arange(4)[None, :, None] < length[:, None, None]).astype(np.float32)
+    np.testing.assert_array_equal(result, np.broadcast_to(expected, tensor.shape))
+
+
+def test_bad_input_raises_clear_errors():
+    with tf.Graph().as_default():
+        reward, value, length = tf.zeros([2, 3]), tf.zeros([2, 3]), tf.constant([3, 3])
+        with pytest.raises(ValueError, match='positive integer window'):
+            utility.fixed_step_return(reward, value, length, _DISCOUNT, 0)
+        with pytest.raises(TypeError, match='Rewards must be floating'):
+            utility.discounted_return(tf.zeros([2, 3], tf.int32), length, _DISCOUNT)
+        with pytest.raises(TypeError, match='Lengths must be integers'):
+            utility.discounted_return(reward, tf.zeros([2]), _DISCOUNT)
+        with pytest.raises(ValueError, match=r'shape \[batch, time\]'):
+            utility.discounted_return(tf.zeros([2, 3, 1]), length, _DISCOUNT)
+        with pytest.raises(ValueError, match='mask needs'):
+            utility.mask(tf.zeros([2]), length)

@@ -1,0 +1,238 @@
+"""Action distributions for policies: a diagonal Gaussian and a categorical.
+
+Both take tensors with arbitrary leading batch dimensions (for example
+`[batch, time]`) and treat the last axis as the event: the Gaussian's action
+vector, or the categorical's classes. Every method returns one value per batch
+element. A distribution is rebuilt from its `parameters`, so algorithms can
+store a policy's parameters and compare the old policy with the new one later:
+`type(policy)(**policy.parameters)`.
+"""
+
+import math
+
+import tensorflow as tf
+
+
+class DiagonalGaussian:
+    """Normal distribution over vectors with independent dimensions.
+
+    Args:
+        mean: Float tensor `[..., size]` of means.
+        log_std: Float tensor of log standard deviations, broadcastable to the
+            shape of `mean` (for example a `[size]` vector shared by the batch).
+
+    Raises:
+        TypeError: If the parameters are not floating point of one dtype.
+        ValueError: If the parameters have no event axis or cannot broadcast.
+    """
+
+    def __init__(self, mean, log_std):
+        with tf.name_scope('diagonal_gaussian'):
+            mean = tf.convert_to_tensor(mean)
+            log_std = tf.convert_to_tensor(log_std, dtype_hint=mean.dtype)
+            if not mean.dtype.is_floating or mean.dtype != log_std.dtype:
+                raise TypeError(
+                    'DiagonalGaussian needs mean and log_std of one floating dtype, '
+                    f'got {mean.dtype.name} and {log_std.dtype.name}.')
+            try:
+                static_shape = tf.broadcast_static_shape(mean.shape, log_std.shape)
+            except ValueError:
+                raise ValueError(
+                    f'DiagonalGaussian cannot broadcast mean of shape {mean.shape} '
+                    f'with log_std of shape {log_std.shape}.') from None
+            if static_shape.rank == 0:
+                raise ValueError(
+                    'DiagonalGaussian needs parameters with an event axis (rank >= 1); '
+                    'for a scalar action use shape [..., 1].')
+            shape = tf.broadcast_dynamic_shape(tf.shape(mean), tf.shape(log_std))
+            self._mean = tf.broadcast_to(mean, shape)
+            self._log_std = tf.broadcast_to(log_std, shape)
+            self._mean.set_shape(static_shape)
+            self._log_std.set_shape(static_shape)
+
+    @property
+    def mean(self):
+        """Means, of the full shape `[..., size]`."""
+        return self._mean
+
+    @property
+    def log_std(self):
+        """Log standard deviations, of the full shape `[..., size]`."""
+        return self._log_std
+
+    @property
+    def std(self):
+        """Standard deviations, of the full shape `[..., size]`."""
+        return tf.exp(self._log_std)
+
+    @property
+    def parameters(self):
+        """Dictionary of the constructor arguments, to store and rebuild the policy."""
+        return {'mean': self._mean, 'log_std': self._log_std}
+
+    def sample(self, seed=None):
+        """Draws one action per batch element; honours the graph-level seed.
+
+        Args:
+            seed: Optional operation-level seed.
+
+        Returns:
+            Tensor `[..., size]`.
+        """
+        with tf.name_scope('sample'):
+            noise = tf.random.normal(tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            return self._mean + self.std * noise
+
+    def mode(self):
+        """The most likely action: the mean."""
+        return self._mean
+
+    def log_prob(self, value):
+        """Log density of actions, summed over the event axis.
+
+        Args:
+            value: Tensor `[..., size]` of actions.
+
+        Returns:
+            Tensor `[...]`.
+        """
+        with tf.name_scope('log_prob'):
+            value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
+            normalized = (value - self._mean) * tf.exp(-self._log_std)
+            per_dimension = (
+                -0.5 * tf.square(normalized) - self._log_std - 0.5 * math.log(2 * math.pi))
+            return tf.reduce_sum(per_dimension, -1)
+
+    def entropy(self):
+        """Differential entropy, summed over the event axis; tensor `[...]`."""
+        with tf.name_scope('entropy'):
+            return tf.reduce_sum(self._log_std + 0.5 * math.log(2 * math.pi * math.e), -1)
+
+    def kl(self, other):
+        """Kullback-Leibler divergence KL(self || other), summed over the event axis.
+
+        Args:
+            other: Another `DiagonalGaussian` of a broadcastable shape.
+
+        Returns:
+            Tensor `[...]`.
+
+        Raises:
+            TypeError: If `other` is not a `DiagonalGaussian`.
+        """
+        _check_same_type(self, other)
+        with tf.name_scope('kl'):
+            variance_ratio = tf.exp(2 * (self._log_std - other.log_std))
+            scaled_mean_difference = (self._mean - other.mean) * tf.exp(-other.log_std)
+            per_dimension = 0.5 * (
+                variance_ratio + tf.square(scaled_mean_difference) - 1
+            ) + other.log_std - self._log_std
+            return tf.reduce_sum(per_dimension, -1)
+
+
+class Categorical:
+    """Distribution over the integer classes `0 .. num_classes - 1`.
+
+    Args:
+        logits: Float tensor `[..., num_classes]` of unnormalised log probabilities.
+
+    Raises:
+        TypeError: If the logits are not floating point.
+        ValueError: If the logits have no class axis.
+    """
+
+    def __init__(self, logits):
+        with tf.name_scope('categorical'):
+            logits = tf.convert_to_tensor(logits)
+            if not logits.dtype.is_floating:
+                raise TypeError(f'Categorical needs floating logits, got {logits.dtype.name}.')
+            if logits.shape.rank == 0:
+                raise ValueError(
+                    'Categorical needs logits with a class axis (shape [..., num_classes]).')
+            self._logits = logits
+
+    @property
+    def logits(self):
+        """Unnormalised log probabilities `[..., num_classes]`."""
+        return self._logits
+
+    @property
+    def probs(self):
+        """Class probabilities `[..., num_classes]`."""
+        return tf.nn.softmax(self._logits)
+
+    @property
+    def parameters(self):
+        """Dictionary of the constructor arguments, to store and rebuild the policy."""
+        return {'logits': self._logits}
+
+    def sample(self, seed=None):
+        """Draws one class index per batch element; honours the graph-level seed.
+
+        Args:
+            seed: Optional operation-level seed.
+
+        Returns:
+            Int32 tensor `[...]`.
+        """
+        with tf.name_scope('sample'):
+            num_classes = tf.shape(self._logits)[-1]
+            flat_logits = tf.reshape(self._logits, [-1, num_classes])
+            flat_samples = tf.random.categorical(flat_logits, 1, dtype=tf.int32, seed=seed)
+            return tf.reshape(flat_samples, tf.shape(self._logits)[:-1])
+
+    def mode(self):
+        """The most likely class index, int32 tensor `[...]`."""
+        return tf.argmax(self._logits, -1, output_type=tf.int32)
+
+    def log_prob(self, value):
+        """Log probability of class indices.
+
+        Args:
+            value: Integer tensor `[...]` of class indices; an index outside the
+                classes is an error when the graph runs.
+
+        Returns:
+            Tensor `[...]`.
+
+        Raises:
+            TypeError: If `value` is not an integer tensor.
+        """
+        value = tf.convert_to_tensor(value)
+        if not value.dtype.is_integer:
+            raise TypeError(
+                f'Categorical.log_prob needs integer class indices, got {value.dtype.name}.')
+        with tf.name_scope('log_prob'):
+            return -tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.cast(value, tf.int32), logits=self._logits)
+
+    def entropy(self):
+        """Entropy in nats, tensor `[...]`."""
+        with tf.name_scope('entropy'):
+            log_probs = tf.nn.log_softmax(self._logits)
+            # Classes with zero probability (logit -inf) contribute nothing.
+            return -tf.reduce_sum(tf.math.multiply_no_nan(log_probs, self.probs), -1)
+
+    def kl(self, other):
+        """Kullback-Leibler divergence KL(self || other), tensor `[...]`.
+
+        Args:
+            other: Another `Categorical` over the same classes.
+
+        Returns:
+            Tensor `[...]`.
+
+        Raises:
+            TypeError: If `other` is not a `Categorical`.
+        """
+        _check_same_type(self, other)
+        with tf.name_scope('kl'):
+            log_ratio = tf.nn.log_softmax(self._logits) - tf.nn.log_softmax(other.logits)
+            return tf.reduce_sum(tf.math.multiply_no_nan(log_ratio, self.probs), -1)
+
+
+def _check_same_type(distribution, other):
+    if type(other) is not type(distribution):
+        raise TypeError(
+            f'{type(distribution).__name__}.kl needs another {type(distribution).__name__}, '
+            f'got {type(other).__name__}.')

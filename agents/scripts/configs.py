@@ -1,0 +1,104 @@
+"""Example configurations: the hyperparameters of BatchPPO for each task.
+
+Each configuration is a function returning a dict; `train.py` selects one with
+`--config=NAME`. Tasks start from `default()` and override what they need,
+with the values of the original BatchPPO on today's Gymnasium task ids.
+"""
+
+import tensorflow as tf
+
+from agents.algorithms.ppo import ppo
+from agents.scripts import networks
+
+
+def default():
+    """Default configuration for PPO."""
+    # General
+    algorithm = ppo.PPO
+    num_agents = 30
+    eval_episodes = 30
+    seed = 0
+    # Environment
+    normalize_ranges = True
+    # Network
+    network = networks.feed_forward_gaussian
+    weight_summaries = dict(all=r'.*', policy=r'.*/policy/.*', value=r'.*/value/.*')
+    policy_layers = 200, 100
+    value_layers = 200, 100
+    init_output_factor = 0.1
+    init_std = 0.35
+    # Optimization
+    update_every = 30
+    update_epochs = 25
+    optimizer = tf.compat.v1.train.AdamOptimizer
+    learning_rate = 1e-4
+    # Train on whole episodes, all at once; set both to train on batches of chunks.
+    batch_size = None
+    chunk_length = None
+    # Losses
+    discount = 0.995
+    gae_lambda = None
+    kl_target = 1e-2
+    kl_cutoff_factor = 2
+    kl_cutoff_coef = 1000
+    kl_init_penalty = 1
+    return locals()
+
+
+def pendulum():
+    """Configuration for the pendulum swing-up task."""
+    config = default()
+    config.update(
+        env='Pendulum-v1', max_length=200, steps=1e6, batch_size=20, chunk_length=50)
+    return config
+
+
+def cartpole():
+    """Configuration for the cart-pole balancing task, with discrete actions."""
+    config = default()
+    config.update(
+        env='CartPole-v1', max_length=500, steps=2e5,
+        network=networks.feed_forward_categorical, normalize_ranges=False)
+    return config
+
+
+def reacher():
+    """Configuration for MuJoCo's reacher task."""
+    config = default()
+    config.update(env='Reacher-v5', max_length=1000, steps=5e6, discount=0.985, update_every=60)
+    return config
+
+
+def cheetah():
+    """Configuration for MuJoCo's half cheetah task."""
+    config = default()
+    config.update(env='HalfCheetah-v5', max_length=1000, steps=1e7, discount=0.99)
+    return config
+
+
+def walker():
+    """Configuration for MuJoCo's two-legged walker task."""
+    config = default()
+    config.update(env='Walker2d-v5', max_length=1000, steps=1e7)
+    return config
+
+
+def hopper():
+    """Configuration for MuJoCo's one-legged hopper task."""
+    config = default()
+    config.update(env='Hopper-v5', max_length=1000, steps=1e7, update_every=60)
+    return config
+
+
+def ant():
+    """Configuration for MuJoCo's four-legged ant task."""
+    config = default()
+    config.update(env='Ant-v5', max_length=1000, steps=2e7)
+    return config
+
+
+def humanoid():
+    """Configuration for MuJoCo's humanoid task."""
+    config = default()
+    config.update(env='Humanoid-v5', max_length=1000, steps=5e7, update_every=60)
+    return config

@@ -1,0 +1,364 @@
+"""Policy and value networks for BatchPPO.
+
+A network is a cell: an object with `state_size`, `output_size`,
+`zero_state(batch_size, dtype)` and `__call__(observ, state)` that maps one
+step of a batch of observations to the step's distribution parameters and
+value estimate. `tf.compat.v1.nn.dynamic_rnn` runs a cell over padded
+sequences `[batch, time, ...]`, so feed-forward and recurrent policies train
+the same way. Feed-forward cells carry a one-unit dummy state, so that every
+network has the same interface.
+
+The entry functions `feed_forward_gaussian`, `recurrent_gaussian` and
+`feed_forward_categorical` take `(config, action_space, observations, length,
+state=None)` and return a `NetworkOutput`. They create their variables with
+`tf.compat.v1.get_variable` under the current variable scope; wrap them in
+`tf.compat.v1.make_template` (or a reusing variable scope) to share weights
+between calls.
+"""
+
+import collections
+import collections.abc
+import math
+
+import gymnasium
+import numpy as np
+import tensorflow as tf
+
+from agents.parts.distributions import Categorical
+from agents.parts.distributions import DiagonalGaussian
+
+NetworkOutput = collections.namedtuple('NetworkOutput', 'policy, value, state')
+NetworkOutput.__doc__ = """Result of running a network over a batch of sequences.
+
+Attributes:
+    policy: Action distribution with batch shape `[batch, time]`, a
+        `DiagonalGaussian` or `Categorical`; its `parameters` rebuild it.
+    value: Value estimate `[batch, time]`.
+    state: Cell state after each sequence's last valid step, to continue from.
+"""
+
+
+class GRUCell:
+    """Gated recurrent unit (Cho et al. 2014).
+
+    Args:
+        size: Number of units, the size of the state and the output.
+    """
+
+    def __init__(self, size):
+        self._size = _check_positive_int('GRU size', size)
+
+    @property
+    def state_size(self):
+        return self._size
+
+    @property
+    def output_size(self):
+        return self._size
+
+    def zero_state(self, batch_size, dtype):
+        return tf.zeros([batch_size, self._size], dtype)
+
+    def __call__(self, inputs, state):
+        with tf.compat.v1.variable_scope('gru'):
+            gates = _dense(
+                tf.concat([inputs, state], 1), 2 * self._size, tf.sigmoid,
+                bias_initializer=tf.compat.v1.ones_initializer(), name='gates')
+            reset, update = tf.split(gates, 2, 1)
+            candidate = _dense(
+                tf.concat([inputs, reset * state], 1), self._size, tf.tanh, name='candidate')
+            new_state = update * state + (1 - update) * candidate
+        return new_state, new_state
+
+
+class _StatelessCell:
+    """Gives feed-forward networks the dummy state that dynamic_rnn needs."""
+
+    @property
+    def state_size(self):
+        return 1
+
+    def zero_state(self, batch_size, dtype):
+        return tf.zeros([batch_size, 1], dtype)
+
+
+class FeedForwardGaussian(_StatelessCell):
+    """Separate policy and value networks for continuous actions.
+
+    The policy network outputs the mean action; the log standard deviation is a
+    learned vector that does not depend on the observation. The cell outputs
+    `(mean [batch, action_size], log_std [batch, action_size], value [batch])`.
+
+    Args:
+        policy_layers: Sizes of the tanh hidden layers of the policy network.
+        value_layers: Sizes of the tanh hidden layers of the value network.
+        action_size: Number of action dimensions.
+        init_std: Initial standard deviation, a positive float or one per dimension.
+        init_output_factor: Scale of the variance-scaling initialiser of the mean
+            output layer; small values start with actions near zero.
+    """
+
+    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor):
+        self._policy_layers = _check_layers('policy_layers', policy_layers)
+        self._value_layers = _check_layers('value_layers', value_layers)
+        self._action_size = _check_positive_int('action_size', action_size)
+        self._init_log_std = _initial_log_std(init_std, self._action_size)
+        self._init_output_factor = _check_positive_float('init_output_factor', init_output_factor)
+
+    @property
+    def output_size(self):
+        return (self._action_size, self._action_size, tf.TensorShape([]))
+
+    def __call__(self, observ, state):
+        observ = _flatten(observ)
+        with tf.compat.v1.variable_scope('policy'):
+            features, state = self._policy_features(observ, state)
+            mean = _dense(
+                features, self._action_size, weight_initializer=_output_initializer(
+                    self._init_output_factor), name='mean')
+            log_std = tf.compat.v1.get_variable(
+                'log_std', [self._action_size], tf.float32,
+                tf.compat.v1.constant_initializer(self._init_log_std))
+            log_std = tf.broadcast_to(log_std, tf.shape(mean))
+        value = _value_network(observ, self._value_layers)
+        return (mean, log_std, value), state
+
+    def _policy_features(self, observ, state):
+        """The last hidden layer of the policy network, and the next state."""
+        return _mlp(observ, self._policy_layers), state
+
+
+class RecurrentGaussian(FeedForwardGaussian):
+    """Like `FeedForwardGaussian`, with a GRU as the policy's last hidden layer.
+
+    The policy network is an MLP of `policy_layers[:-1]`, then a GRU of
+    `policy_layers[-1]` units, then the mean output; the value network stays
+    feed-forward. The state is the GRU state `[batch, policy_layers[-1]]`.
+
+    Args:
+        policy_layers: Sizes of the policy's hidden layers, the last one recurrent.
+        value_layers: Sizes of the tanh hidden layers of the value network.
+        action_size: Number of action dimensions.
+        init_std: Initial standard deviation, a positive float or one per dimension.
+        init_output_factor: Scale of the variance-scaling initialiser of the mean
+            output layer.
+    """
+
+    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor):
+        super().__init__(policy_layers, value_layers, action_size, init_std, init_output_factor)
+        if not self._policy_layers:
+            raise ValueError(
+                'RecurrentGaussian needs at least one policy layer, the size of its GRU.')
+        self._core = GRUCell(self._policy_layers[-1])
+
+    @property
+    def state_size(self):
+        return self._core.state_size
+
+    def zero_state(self, batch_size, dtype):
+        return self._core.zero_state(batch_size, dtype)
+
+    def _policy_features(self, observ, state):
+        return self._core(_mlp(observ, self._policy_layers[:-1]), state)
+
+
+class FeedForwardCategorical(_StatelessCell):
+    """Separate policy and value networks for discrete actions.
+
+    The cell outputs `(logits [batch, num_actions], value [batch])`.
+
+    Args:
+        policy_layers: Sizes of the tanh hidden layers of the policy network.
+        value_layers: Sizes of the tanh hidden layers of the value network.
+        num_actions: Number of discrete actions.
+        init_output_factor: Scale of the variance-scaling initialiser of the logits
+            layer; small values start with a near-uniform policy.
+    """
+
+    def __init__(self, policy_layers, value_layers, num_actions, init_output_factor):
+        self._policy_layers = _check_layers('policy_layers', policy_layers)
+        self._value_layers = _check_layers('value_layers', value_layers)
+        self._num_actions = _check_positive_int('num_actions', num_actions)
+        self._init_output_factor = _check_positive_float('init_output_factor', init_output_factor)
+
+    @property
+    def output_size(self):
+        return (self._num_actions, tf.TensorShape([]))
+
+    def __call__(self, observ, state):
+        observ = _flatten(observ)
+        with tf.compat.v1.variable_scope('policy'):
+            logits = _dense(
+                _mlp(observ, self._policy_layers), self._num_actions,
+                weight_initializer=_output_initializer(self._init_output_factor),
+                name='logits')
+        value = _value_network(observ, self._value_layers)
+        return (logits, value), state
+
+
+def feed_forward_gaussian(config, action_space, observations, length, state=None):
+    """Feed-forward Gaussian policy and value network for a Box action space.
+
+    Args:
+        config: Dict or attribute-style config with `policy_layers`,
+            `value_layers`, `init_std` and `init_output_factor`.
+        action_space: One-dimensional `gymnasium.spaces.Box`.
+        observations: Tensor `[batch, time, ...]`; each step is flattened.
+        length: Integer tensor `[batch]` of valid steps, or None for all.
+        state: Optional initial state; zeros if None.
+
+    Returns:
+        `NetworkOutput` whose policy is a `DiagonalGaussian`.
+    """
+    return _gaussian_network(
+        FeedForwardGaussian, config, action_space, observations, length, state)
+
+
+def recurrent_gaussian(config, action_space, observations, length, state=None):
+    """Recurrent Gaussian policy (see `RecurrentGaussian`) and feed-forward value.
+
+    Args:
+        config: Dict or attribute-style config with `policy_layers`,
+            `value_layers`, `init_std` and `init_output_factor`.
+        action_space: One-dimensional `gymnasium.spaces.Box`.
+        observations: Tensor `[batch, time, ...]`; each step is flattened.
+        length: Integer tensor `[batch]` of valid steps, or None for all.
+        state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
+
+    Returns:
+        `NetworkOutput` whose policy is a `DiagonalGaussian`.
+    """
+    return _gaussian_network(
+        RecurrentGaussian, config, action_space, observations, length, state)
+
+
+def feed_forward_categorical(config, action_space, observations, length, state=None):
+    """Feed-forward categorical policy and value network for a Discrete action space.
+
+    Args:
+        config: Dict or attribute-style config with `policy_layers`,
+            `value_layers` and `init_output_factor`.
+        action_space: `gymnasium.spaces.Discrete` starting at 0.
+        observations: Tensor `[batch, time, ...]`; each step is flattened.
+        length: Integer tensor `[batch]` of valid steps, or None for all.
+        state: Optional initial state; zeros if None.
+
+    Returns:
+        `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
+    """
+    if not isinstance(action_space, gymnasium.spaces.Discrete) or action_space.start != 0:
+        raise ValueError(
+            'feed_forward_categorical needs a gymnasium.spaces.Discrete action space '
+            f'starting at 0, got {action_space}; use a Gaussian network for Box actions.')
+    cell = FeedForwardCategorical(
+        _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
+        int(action_space.n), _config_value(config, 'init_output_factor'))
+    (logits, value), state = _run_cell(cell, observations, length, state)
+    return NetworkOutput(Categorical(logits), value, state)
+
+
+def _gaussian_network(cell_type, config, action_space, observations, length, state):
+    if not isinstance(action_space, gymnasium.spaces.Box) or len(action_space.shape) != 1:
+        raise ValueError(
+            'Gaussian networks need a one-dimensional gymnasium.spaces.Box action space, '
+            f'got {action_space}; use feed_forward_categorical for Discrete actions.')
+    cell = cell_type(
+        _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
+        action_space.shape[0], _config_value(config, 'init_std'),
+        _config_value(config, 'init_output_factor'))
+    (mean, log_std, value), state = _run_cell(cell, observations, length, state)
+    return NetworkOutput(DiagonalGaussian(mean, log_std), value, state)
+
+
+def _run_cell(cell, observations, length, state):
+    observations = tf.convert_to_tensor(observations)
+    shape = observations.shape
+    if shape.rank is None or shape.rank < 2 or not shape[2:].is_fully_defined():
+        raise ValueError(
+            'Networks need observations of shape [batch, time, ...] with a known shape per '
+            f'step, got {shape}.')
+    return tf.compat.v1.nn.dynamic_rnn(
+        cell, observations, length, initial_state=state, dtype=tf.float32)
+
+
+def _value_network(observ, layers):
+    with tf.compat.v1.variable_scope('value'):
+        return _dense(_mlp(observ, layers), 1, name='output')[:, 0]
+
+
+def _mlp(inputs, layers):
+    for index, size in enumerate(layers):
+        inputs = _dense(inputs, size, tf.tanh, name=f'hidden_{index}')
+    return inputs
+
+
+def _dense(inputs, size, activation=None, weight_initializer=None, bias_initializer=None,
+           name='dense'):
+    """Fully connected layer `activation(inputs @ weight + bias)` on `[batch, features]`."""
+    with tf.compat.v1.variable_scope(name):
+        weight = tf.compat.v1.get_variable(
+            'weight', [inputs.shape[-1], size], inputs.dtype,
+            weight_initializer or tf.compat.v1.glorot_uniform_initializer())
+        bias = tf.compat.v1.get_variable(
+            'bias', [size], inputs.dtype, bias_initializer or tf.compat.v1.zeros_initializer())
+        outputs = tf.matmul(inputs, weight) + bias
+        return activation(outputs) if activation else outputs
+
+
+def _output_initializer(factor):
+    return tf.compat.v1.variance_scaling_initializer(scale=factor, mode='fan_in')
+
+
+def _flatten(observ):
+    """Casts one step of observations `[batch, ...]` to float32 `[batch, features]`."""
+    features = observ.shape[1:]
+    if not features.is_fully_defined():
+        raise ValueError(
+            f'Networks need observations whose shape per step is known, got {observ.shape}.')
+    return tf.reshape(tf.cast(observ, tf.float32), [-1, math.prod(features.as_list())])
+
+
+def _config_value(config, key):
+    try:
+        if isinstance(config, collections.abc.Mapping):
+            return config[key]
+        return getattr(config, key)
+    except (KeyError, AttributeError):
+        raise ValueError(f'The network needs `{key}` in the config; add it.') from None
+
+
+def _initial_log_std(init_std, action_size):
+    """Log of `init_std`, a positive number or one per action dimension."""
+    try:
+        init_std = np.broadcast_to(np.asarray(init_std, np.float64), [action_size])
+    except (TypeError, ValueError):
+        init_std = None
+    if init_std is None or not np.all(init_std > 0):
+        raise ValueError(
+            f'init_std must be a positive number or {action_size} positive numbers, one per '
+            'action dimension.')
+    return np.log(init_std).astype(np.float32)
+
+
+def _check_layers(name, layers):
+    if isinstance(layers, collections.abc.Iterable) and not isinstance(layers, (str, bytes)):
+        sizes = tuple(layers)
+        if all(_is_positive_int(size) for size in sizes):
+            return tuple(int(size) for size in sizes)
+    raise ValueError(f'{name} must be a list of positive layer sizes, got {layers!r}.')
+
+
+def _check_positive_int(name, value):
+    if not _is_positive_int(value):
+        raise ValueError(f'{name} must be a positive integer, got {value!r}.')
+    return int(value)
+
+
+def _is_positive_int(value):
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value > 0
+
+
+def _check_positive_float(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or value <= 0:
+        raise ValueError(f'{name} must be a positive number, got {value!r}.')
+    return float(value)

@@ -1,0 +1,196 @@
+r"""Train a reinforcement learning agent, alternating training and evaluation.
+
+Command line:
+
+    python -m agents.scripts.train --logdir=/path/to/logdir --config=pendulum
+
+writes `<logdir>/<timestamp>-<config>/` with `config.yaml`, checkpoints, and
+TensorBoard summaries of the `train` and `eval` phases. Resume a run with its
+timestamp: `--logdir=/path/to/logdir --timestamp=<timestamp>`.
+"""
+
+import datetime
+import functools
+import glob
+import os
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+from absl import app  # noqa: E402
+from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from agents import tools  # noqa: E402
+from agents.scripts import utility  # noqa: E402
+
+
+def environment_constructors(config, count):
+    """One zero-argument constructor per environment, each with its own seed.
+
+    Environment `i` is seeded with `config.seed + i`, so runs with one seed see
+    the same observations.
+    """
+    seed = config.get('seed')
+    return [
+        functools.partial(
+            utility.make_environment, config.env, config.max_length,
+            config.normalize_ranges, None if seed is None else seed + index)
+        for index in range(count)]
+
+
+def _define_loop(graph, logdir, train_steps, eval_steps):
+    """Create the loop of a training phase followed by an evaluation phase.
+
+    Args:
+      graph: The simulation graph from `utility.define_simulation_graph`.
+      logdir: Directory for checkpoints and summaries.
+      train_steps: Environment steps of each training phase.
+      eval_steps: Environment steps of each evaluation phase.
+
+    Returns:
+      Loop object.
+    """
+    loop = tools.Loop(
+        logdir, graph.step, graph.should_log, graph.do_report, graph.force_reset)
+    loop.add_phase(
+        'train', graph.done, graph.score, graph.summary, train_steps,
+        report_every=train_steps, log_every=train_steps // 2,
+        checkpoint_every=None, feed={graph.is_training: True})
+    loop.add_phase(
+        'eval', graph.done, graph.score, graph.summary, eval_steps,
+        report_every=eval_steps, log_every=eval_steps // 2,
+        checkpoint_every=10 * eval_steps, feed={graph.is_training: False})
+    return loop
+
+
+def train(config, logdir, env_backend='process', backend_options=None, resume=False):
+    """Train and evaluate the configured algorithm, yielding mean scores.
+
+    Args:
+      config: Configuration AttrDict.
+      logdir: Run directory for checkpoints and summaries, or None.
+      env_backend: Where environments run, see `utility.define_batch_env`.
+      backend_options: Dict of options for the environment backend.
+      resume: Restore the newest checkpoint in `logdir` and continue from its step.
+
+    Yields:
+      Mean score of each training and evaluation phase.
+    """
+    tf.compat.v1.reset_default_graph()
+    if config.update_every % config.num_agents:
+        logging.warning(
+            'The number of agents (%d) should divide the episodes per update (%d).',
+            config.num_agents, config.update_every)
+    if config.get('seed') is not None:
+        tf.compat.v1.set_random_seed(config.seed)
+    with tf.device('/cpu:0'):
+        batch_env = utility.define_batch_env(
+            environment_constructors(config, config.num_agents), env_backend,
+            **(backend_options or {}))
+        try:
+            graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
+            loop = _define_loop(
+                graph, logdir, config.update_every * config.max_length,
+                config.eval_episodes * config.max_length)
+            total_steps = int(
+                config.steps / config.update_every *
+                (config.update_every + config.eval_episodes))
+            # Environment, episode and memory variables are not stored: the
+            # environments' Python state is not checkpointed, so a resumed run
+            # starts new episodes.
+            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            with tf.compat.v1.Session(config=_session_config()) as sess:
+                utility.initialize_variables(sess, saver, logdir, resume=resume)
+                try:
+                    yield from loop.run(sess, saver, total_steps)
+                except KeyboardInterrupt:
+                    logging.info('Interrupted; storing a checkpoint before stopping.')
+                    raise
+                finally:
+                    if logdir:
+                        loop.store_checkpoint(sess, saver)
+            loop.close()
+        finally:
+            batch_env.close()
+
+
+def _session_config():
+    """Session options: run on the CPU with soft placement, threads for two cores."""
+    return tf.compat.v1.ConfigProto(allow_soft_placement=True)
+
+
+def run_directory(logdir, config_name, timestamp):
+    """Directory of a new run, or of the earlier run with this timestamp.
+
+    Raises:
+      utility.ConfigError: If resuming and no or several runs match.
+    """
+    logdir = os.path.expanduser(logdir)
+    if not timestamp:
+        timestamp = datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
+        return os.path.join(logdir, f'{timestamp}-{config_name}'), False
+    pattern = f'{timestamp}-{config_name}' if config_name else f'{timestamp}-*'
+    matches = sorted(glob.glob(os.path.join(logdir, pattern)))
+    if len(matches) != 1:
+        found = 'no run' if not matches else f'{len(matches)} runs'
+        raise utility.ConfigError(
+            f'Found {found} matching {pattern} in {logdir}; pass the timestamp of exactly '
+            f'one earlier run (and --config to choose among runs).')
+    return matches[0], True
+
+
+def _backend_options(backend):
+    if backend == 'parallel' and FLAGS.num_workers:
+        return dict(num_workers=FLAGS.num_workers)
+    if backend == 'ray':
+        return dict(address=FLAGS.ray_address)
+    return {}
+
+
+def main(argv):
+    del argv  # Unused.
+    logging.set_verbosity(logging.INFO)
+    tf.compat.v1.disable_eager_execution()
+    if not FLAGS.config and not FLAGS.timestamp:
+        raise app.UsageError('Pass --config=NAME for a new run or --timestamp=T to resume one.')
+    try:
+        logdir, resume = run_directory(FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
+        if resume:
+            config = utility.load_config(logdir, FLAGS.allowed_modules)
+            logging.info('Resuming run %s.', logdir)
+        else:
+            config = utility.make_config(FLAGS.config)
+            utility.save_config(config, logdir)
+            logging.info('Starting run %s.', logdir)
+        backend = FLAGS.env_backend or ('process' if FLAGS.env_processes else 'inprocess')
+        for _ in train(config, logdir, backend, _backend_options(backend), resume):
+            pass
+    except utility.ConfigError as error:
+        raise app.UsageError(str(error)) from None
+
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string('logdir', None, 'Base directory for the run directories.')
+flags.DEFINE_string(
+    'config', None, 'Name of a config function in agents/scripts/configs.py, or '
+    'module:function for your own.')
+flags.DEFINE_string(
+    'timestamp', None, 'Timestamp of an earlier run to resume from its newest checkpoint.')
+flags.DEFINE_boolean(
+    'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
+flags.DEFINE_enum(
+    'env_backend', None, list(utility.ENV_BACKENDS),
+    'Where environments run; overrides --env_processes. inprocess: in this process; '
+    'process: one worker process per environment; parallel: several environments per '
+    'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
+flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
+flags.DEFINE_string(
+    'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
+flags.DEFINE_list(
+    'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+flags.mark_flag_as_required('logdir')
+
+
+if __name__ == '__main__':
+    app.run(main)

@@ -1,0 +1,725 @@
+"""Step many environments in a few worker processes that share memory with the parent.
+
+`BatchEnv` over `ExternalProcess` runs one environment per process and pays a
+pipe round trip with pickled arrays for every environment and step. For cheap
+environments that overhead dominates. `ParallelBatchEnv` instead spreads the
+environments over a few workers (by default one per core), each stepping its
+share in a tight loop. Actions, observations, rewards and flags live in one
+shared-memory block; a step costs one byte over a pipe to wake each worker and
+one short reply back. The parent process steps a share of the environments
+itself while the workers step theirs.
+"""
+
+import multiprocessing
+import os
+import pickle
+import select
+import signal
+import struct
+import traceback
+import weakref
+
+import cloudpickle
+import numpy as np
+
+from agents.tools import shared_arrays
+from agents.tools import wrappers
+
+# Commands from the parent to a worker, one byte each. Only _STEP is on the hot
+# path; it has no payload because the actions are in shared memory.
+_STEP = b's'
+_RESET = b'r'
+_CALL = b'c'
+_ATTACH = b'a'
+_CLOSE = b'x'
+# Replies from a worker, one byte each, optionally followed by a payload.
+_DONE = b'.'
+_RESULT = b'+'
+_FAILURE = b'!'
+_KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTACH, _RESULT, _FAILURE)
+_LENGTH = struct.Struct('<I')
+_READ_SIZE = 1 << 16
+
+_CLOSE_TIMEOUT = 5.0
+
+
+class ParallelBatchEnv:
+    """Steps a batch of environments spread over a few worker processes.
+
+    Has the interface of `BatchEnv`: `len`, `observation_space`, `action_space`,
+    `step(actions)` and `reset(indices)` with stacked arrays, and `close()`.
+    Observation and action spaces must be Box or Discrete (any fixed shape and
+    dtype).
+
+    Finished episodes are reset without an extra round trip: right after a step
+    in which an environment terminated or was truncated, its process resets it
+    and keeps the first observation of the next episode, which the next
+    `reset(indices)` returns. Callers see exactly what stepping and then
+    resetting would give: `step` returns the last observation of the episode and
+    `reset` the first of the next. An environment stepped again without a reset
+    continues in the already started next episode.
+    """
+
+    def __init__(
+            self, constructors, num_workers=None, step_in_parent=True, seeds=None,
+            auto_reset=True, start_method='forkserver'):
+        """Start the worker processes and build their environments.
+
+        Args:
+          constructors: Zero-argument callables, one per environment, each
+            returning a Gymnasium environment; sent to the workers with cloudpickle.
+          num_workers: Number of worker processes; by default one per core less one
+            when the parent steps a share too. Never more than there are
+            environments for the workers to step.
+          step_in_parent: Let the parent step a share of the environments while it
+            would otherwise wait for the workers.
+          seeds: Optional sequence of one seed (or None) per environment, used at
+            that environment's first reset, so runs are reproducible.
+          auto_reset: Reset finished environments right after the step that ended
+            their episode, so `reset` of those environments needs no round trip.
+          start_method: Multiprocessing start method; 'forkserver' or 'spawn' are
+            safe in a process that has imported TensorFlow.
+
+        Raises:
+          ValueError: If there are no constructors, a bad number of workers or
+            seeds, or the environments' spaces differ.
+          TypeError: If a constructor is not callable or a space is not supported.
+          WorkerError: If a constructor raised inside a worker.
+        """
+        constructors = list(constructors)
+        if not constructors:
+            raise ValueError('ParallelBatchEnv needs at least one environment constructor.')
+        for index, constructor in enumerate(constructors):
+            if not callable(constructor):
+                raise TypeError(
+                    f'Environment constructor {index} must be a zero-argument callable, '
+                    f'got {constructor!r}.')
+        seeds = [None] * len(constructors) if seeds is None else list(seeds)
+        if len(seeds) != len(constructors):
+            raise ValueError(
+                f'Got {len(seeds)} seeds for {len(constructors)} environments; pass one '
+                f'seed (or None) per environment.')
+        if num_workers is None:
+            num_workers = max(1, (os.cpu_count() or 1) - (1 if step_in_parent else 0))
+        if num_workers < 1:
+            raise ValueError(f'num_workers must be at least 1, got {num_workers}.')
+        self._resources = _Resources()
+        self._finalizer = weakref.finalize(self, self._resources.release)
+        self._auto_reset = auto_reset
+        try:
+            self._start(constructors, seeds, num_workers, step_in_parent, start_method)
+        except BaseException:
+            self.close()
+            raise
+
+    def __len__(self):
+        """Number of environments in the batch."""
+        return self._size
+
+    @property
+    def num_workers(self):
+        """Number of worker processes."""
+        return len(self._resources.workers)
+
+    @property
+    def worker_pids(self):
+        """Process ids of the workers, in the order of the environments they step."""
+        return [worker.process.pid for worker in self._resources.workers]
+
+    @property
+    def num_parent_envs(self):
+        """Number of environments the parent process steps itself."""
+        local = self._resources.local
+        return len(local.envs) if local else 0
+
+    def step(self, actions):
+        """Step every environment with its action.
+
+        Args:
+          actions: Batch of actions, one per environment along the first axis.
+
+        Raises:
+          ValueError: If the batch size or the shape of the actions is wrong.
+          WorkerError: If an environment raised in a worker; reset before stepping on.
+          RuntimeError: If a worker died or the batch was closed.
+
+        Returns:
+          Tuple of the stacked observations, float32 rewards, bool terminated
+          flags, bool truncated flags, and a tuple of info dicts.
+        """
+        self._check_open()
+        self._actions[...] = self._check_actions(actions)
+        workers = self._resources.workers
+        local = self._resources.local
+        replies = self._exchange(
+            [(worker, _STEP, None) for worker in workers], local.step if local else None)
+        infos = [{} for _ in range(self._size)]
+        self._first_infos = {}
+        for reply in replies:
+            if reply is not None:
+                step_infos, first_infos = reply
+                for index, info in step_infos.items():
+                    infos[index] = info
+                self._first_infos.update(first_infos)
+        if self._auto_reset:
+            np.logical_or(self._terminated, self._truncated, out=self._has_first_observ)
+        return (
+            self._observ.copy(), self._reward.copy(), self._terminated.copy(),
+            self._truncated.copy(), tuple(infos))
+
+    def reset(self, indices=None, seeds=None, options=None):
+        """Reset some or all environments.
+
+        Environments whose episode ended in the last step were already reset by
+        their process; their first observation is returned without a round trip
+        unless seeds or options ask for a new reset.
+
+        Args:
+          indices: Indices of the environments to reset; all if None.
+          seeds: Optional sequence of one seed (or None) per reset environment.
+          options: Optional dict of reset options passed to every reset environment.
+
+        Raises:
+          ValueError: If an index is out of range or the seeds do not match.
+          WorkerError: If an environment raised in a worker.
+          RuntimeError: If a worker died or the batch was closed.
+
+        Returns:
+          Tuple of the stacked first observations of the reset environments and a
+          tuple of their info dicts.
+        """
+        self._check_open()
+        indices = self._check_indices(indices)
+        if seeds is not None and len(seeds) != len(indices):
+            raise ValueError(
+                f'Got {len(seeds)} seeds for {len(indices)} environments to reset.')
+        if seeds is None and options is None:
+            requests = [(index, None) for index in indices if not self._has_first_observ[index]]
+        else:
+            requests = list(zip(indices, seeds or [None] * len(indices)))
+        first_infos = {
+            index: self._first_infos.pop(index) for index in indices
+            if index in self._first_infos}
+        local = self._resources.local
+        local_requests = [
+            (index, seed) for index, seed in requests if local and index < local.stop]
+        messages = []
+        for worker in self._resources.workers:
+            worker_requests = [
+                (index, seed) for index, seed in requests
+                if worker.start <= index < worker.stop]
+            if worker_requests:
+                messages.append((worker, _RESET, (worker_requests, options)))
+        run_local = None
+        if local_requests:
+            def run_local():
+                return local.reset(local_requests, options)
+        for reply in self._exchange(messages, run_local):
+            first_infos.update(reply or {})
+        self._has_first_observ[indices] = False
+        observ = self._first_observ[np.asarray(indices, dtype=np.intp)]
+        return observ, tuple(first_infos.get(index, {}) for index in indices)
+
+    def call(self, name, *args, **kwargs):
+        """Call a method (or read an attribute) of every environment.
+
+        Args:
+          name: Name of the method or attribute.
+          *args: Positional arguments of the call, sent with cloudpickle.
+          **kwargs: Keyword arguments of the call.
+
+        Returns:
+          List with the result for each environment, in batch order.
+        """
+        self._check_open()
+        local = self._resources.local
+        run_local = None
+        if local:
+            def run_local():
+                return local.call(name, args, kwargs)
+        replies = self._exchange(
+            [(worker, _CALL, (name, args, kwargs)) for worker in self._resources.workers],
+            run_local)
+        return [result for reply in replies for result in reply]
+
+    def close(self):
+        """End the workers, close the environments and free the shared memory.
+
+        Safe to call more than once; also runs when the object is garbage
+        collected and at interpreter exit.
+        """
+        self._first_observ = self._observ = self._actions = None
+        self._reward = self._terminated = self._truncated = None
+        self._finalizer()
+
+    def _start(self, constructors, seeds, num_workers, step_in_parent, start_method):
+        """Start the workers, build the parent's share and the shared memory."""
+        self._size = len(constructors)
+        self._first_infos = {}
+        self._has_first_observ = np.zeros(self._size, bool)
+        parent_count = self._size // (num_workers + 1) if step_in_parent else 0
+        bounds = _split(parent_count, self._size, min(num_workers, self._size - parent_count))
+        context = multiprocessing.get_context(start_method)
+        for index, (start, stop) in enumerate(bounds):
+            self._resources.workers.append(_Worker(
+                context, index, cloudpickle.dumps(constructors[start:stop]), start,
+                seeds[start:stop], self._auto_reset))
+        self._poller = select.poll()
+        self._worker_of_fd = {}
+        for worker in self._resources.workers:
+            for fd in (worker.result_fd, worker.sentinel):
+                self._poller.register(fd, select.POLLIN)
+                self._worker_of_fd[fd] = worker
+        if parent_count:
+            self._resources.local = _EnvSlice(
+                [constructor() for constructor in constructors[:parent_count]], 0,
+                seeds[:parent_count], self._auto_reset)
+        # Each worker's first message, sent unasked, lists its environments' spaces.
+        startup = [(worker, None, None) for worker in self._resources.workers]
+        local_spaces = self._resources.local.spaces if parent_count else None
+        spaces = [space for reply in self._exchange(startup, local_spaces) for space in reply]
+        self.observation_space, self.action_space = _check_spaces(spaces)
+        layout = {
+            'action': ((self._size,) + self.action_space.shape, self.action_space.dtype),
+            'observ': ((self._size,) + self.observation_space.shape,
+                       self.observation_space.dtype),
+            'first_observ': ((self._size,) + self.observation_space.shape,
+                             self.observation_space.dtype),
+            'reward': ((self._size,), np.float32),
+            'terminated': ((self._size,), bool),
+            'truncated': ((self._size,), bool),
+        }
+        shared = shared_arrays.SharedArrays(layout)
+        self._resources.shared = shared
+        self._exchange(
+            [(worker, _ATTACH, (shared.name, shared.layout))
+             for worker in self._resources.workers], None)
+        if self._resources.local:
+            self._resources.local.bind(shared)
+        self._actions, self._observ = shared['action'], shared['observ']
+        self._first_observ, self._reward = shared['first_observ'], shared['reward']
+        self._terminated, self._truncated = shared['terminated'], shared['truncated']
+
+    def _exchange(self, messages, run_local):
+        """Send commands to workers, run the parent's share meanwhile, gather replies.
+
+        Args:
+          messages: List of (worker, command, payload); a command of None sends
+            nothing and only waits for the worker's reply.
+          run_local: Zero-argument callable for the parent's share, or None.
+
+        Returns:
+          List of the local result (if any) followed by the workers' replies in
+          worker order.
+        """
+        try:
+            for worker, command, payload in messages:
+                if command is not None:
+                    worker.send(command, payload)
+            workers = [worker for worker, _, _ in messages]
+            local_result, local_error = None, None
+            if run_local is not None:
+                try:
+                    local_result = run_local()
+                except Exception as error:  # Raised once the workers have replied.
+                    local_error = error
+            replies, worker_errors = self._receive(workers)
+        except BaseException:
+            # A worker died or the wait was interrupted: replies may be in flight,
+            # so the protocol cannot continue.
+            self.close()
+            raise
+        if local_error is not None:
+            raise local_error
+        if worker_errors:
+            raise worker_errors[0]
+        results = [local_result] if run_local is not None else []
+        return results + [replies[worker] for worker in workers]
+
+    def _receive(self, workers):
+        """Wait for one reply from each worker, watching for workers that die.
+
+        Returns:
+          Dict from worker to its reply payload, and a list of `WorkerError`s.
+        """
+        waiting = {worker.result_fd: worker for worker in workers}
+        replies, errors = {}, []
+        while waiting:
+            events = self._poller.poll()
+            for fd, _ in events:
+                worker = waiting.pop(fd, None)
+                if worker is not None:
+                    try:
+                        replies[worker] = worker.receive()
+                    except wrappers.WorkerError as error:
+                        errors.append(error)
+            for fd, _ in events:
+                worker = self._worker_of_fd[fd]
+                if fd == worker.sentinel:
+                    raise worker.died_error()
+        return replies, errors
+
+    def _check_open(self):
+        if not self._finalizer.alive:
+            raise RuntimeError('The ParallelBatchEnv is closed (or a worker died); create a '
+                               'new one.')
+
+    def _check_actions(self, actions):
+        """Return the actions as an array after checking batch size and shape."""
+        actions = np.asarray(actions)
+        if actions.ndim == 0 or len(actions) != self._size:
+            size = 'a scalar' if actions.ndim == 0 else f'a batch of {len(actions)}'
+            raise ValueError(
+                f'Expected one action per environment ({self._size}), got {size}.')
+        if actions.shape[1:] != self._actions.shape[1:]:
+            raise ValueError(
+                f'Each action must have shape {self._actions.shape[1:]} to match the action '
+                f'space {self.action_space}; got actions of shape {actions.shape[1:]} '
+                f'(batch shape {actions.shape}).')
+        if self._actions.dtype.kind in 'iu' and actions.dtype.kind not in 'biu':
+            raise TypeError(
+                f'The action space {self.action_space} needs integer actions; got '
+                f'{actions.dtype}.')
+        return actions
+
+    def _check_indices(self, indices):
+        """Return the indices as a list of ints after checking their range."""
+        if indices is None:
+            return list(range(self._size))
+        indices = [int(index) for index in np.asarray(indices).reshape(-1)]
+        for index in indices:
+            if not 0 <= index < self._size:
+                raise ValueError(
+                    f'Cannot reset environment {index}: the batch has {self._size} '
+                    f'environments.')
+        return indices
+
+
+class _Resources:
+    """Everything a `ParallelBatchEnv` must release; kept apart so a finalizer can."""
+
+    def __init__(self):
+        self.workers = []
+        self.local = None
+        self.shared = None
+
+    def release(self):
+        """Stop the workers, close the parent's environments, unlink shared memory."""
+        try:
+            for worker in self.workers:
+                worker.request_close()
+            for worker in self.workers:
+                worker.join_or_kill(_CLOSE_TIMEOUT)
+            if self.local is not None:
+                self.local.close()
+        finally:
+            if self.shared is not None:
+                self.shared.close()
+
+
+class _EnvSlice:
+    """Consecutive environments of the batch, stepped one after another in one process.
+
+    Used inside the workers and for the parent's own share, so both follow the
+    same rules for results, automatic resets and seeds. Reads actions from and
+    writes results to its rows of the shared arrays.
+    """
+
+    def __init__(self, envs, start, seeds, auto_reset):
+        self.envs = envs
+        self.start = start
+        self.stop = start + len(envs)
+        self._pending_seeds = list(seeds)
+        self._auto_reset = auto_reset
+
+    def spaces(self):
+        """List of (observation space, action space) of the environments."""
+        return [(env.observation_space, env.action_space) for env in self.envs]
+
+    def bind(self, shared):
+        """Use this slice's rows of the `SharedArrays` for actions and results."""
+        rows = slice(self.start, self.stop)
+        self._actions = shared['action'][rows]
+        self._observ = shared['observ'][rows]
+        self._first_observ = shared['first_observ'][rows]
+        self._reward = shared['reward'][rows]
+        self._terminated = shared['terminated'][rows]
+        self._truncated = shared['truncated'][rows]
+
+    def step(self):
+        """Step each environment with its action from shared memory.
+
+        Returns:
+          None if no environment returned an info, else a pair of dicts from
+          batch index to the step info and to the info of an automatic reset.
+        """
+        observ = self._observ
+        rewards, terminated, truncated = [], [], []
+        infos, first_infos = {}, {}
+        # Copy the actions so environments that keep them are not affected when
+        # the next batch of actions is written.
+        for offset, (env, action) in enumerate(zip(self.envs, self._actions.copy())):
+            observ[offset], reward, is_terminal, is_truncated, info = env.step(action)
+            rewards.append(reward)
+            terminated.append(is_terminal)
+            truncated.append(is_truncated)
+            if info:
+                infos[self.start + offset] = info
+            if self._auto_reset and (is_terminal or is_truncated):
+                self._reset_one(offset, None, None, first_infos)
+        self._reward[:] = rewards
+        self._terminated[:] = terminated
+        self._truncated[:] = truncated
+        if infos or first_infos:
+            return infos, first_infos
+        return None
+
+    def reset(self, requests, options):
+        """Reset environments, writing their first observations to shared memory.
+
+        Args:
+          requests: List of (batch index, seed or None) of environments in this slice.
+          options: Reset options dict or None.
+
+        Returns:
+          Dict from batch index to non-empty reset info.
+        """
+        first_infos = {}
+        for index, seed in requests:
+            self._reset_one(index - self.start, seed, options, first_infos)
+        return first_infos
+
+    def call(self, name, args, kwargs):
+        """List of each environment's method result (or attribute value)."""
+        results = []
+        for env in self.envs:
+            attribute = getattr(env, name)
+            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
+        return results
+
+    def close(self):
+        """Close the environments and let go of the shared arrays."""
+        self._actions = self._observ = self._first_observ = None
+        self._reward = self._terminated = self._truncated = None
+        for env in self.envs:
+            env.close()
+
+    def _reset_one(self, offset, seed, options, first_infos):
+        # The seed given at construction applies to an environment's first reset.
+        if seed is None:
+            seed = self._pending_seeds[offset]
+        self._pending_seeds[offset] = None
+        self._first_observ[offset], info = self.envs[offset].reset(seed=seed, options=options)
+        if info:
+            first_infos[self.start + offset] = info
+
+
+class _Worker:
+    """Parent-side handle of one worker process: its pipes and process."""
+
+    def __init__(self, context, index, constructors, start, seeds, auto_reset):
+        command_reader, command_writer = context.Pipe(duplex=False)
+        result_reader, result_writer = context.Pipe(duplex=False)
+        self.start = start
+        self.stop = start + len(seeds)
+        self.process = context.Process(
+            target=_worker_main,
+            args=(constructors, start, seeds, auto_reset, command_reader, result_writer),
+            name=f'ParallelBatchEnv-worker-{index}', daemon=True)
+        self.process.start()
+        # Without the parent's copies of the worker's ends, a dead worker shows up
+        # as end-of-file on the result pipe and a dead parent as end-of-file on the
+        # command pipe.
+        command_reader.close()
+        result_writer.close()
+        self._command = command_writer
+        self._result = result_reader
+        self.result_fd = result_reader.fileno()
+        self.sentinel = self.process.sentinel
+        self.description = (
+            f'environment worker {index} (pid {self.process.pid}, environments '
+            f'{self.start} to {self.stop - 1})')
+
+    def send(self, command, payload=None):
+        """Send a command; raises if the worker is gone."""
+        try:
+            _write(self._command.fileno(), _encode(command, payload, cloudpickle.dumps))
+        except (BrokenPipeError, ConnectionResetError):
+            raise self.died_error() from None
+
+    def receive(self):
+        """Read one reply; raises `WorkerError` for an exception in the worker."""
+        try:
+            kind, payload = _read(self.result_fd)
+        except EOFError:
+            raise self.died_error() from None
+        if kind == _FAILURE:
+            exception_type, message, worker_traceback = payload
+            raise wrappers.WorkerError(
+                f'{exception_type} in {self.description}: {message}\n'
+                f'Traceback in the worker:\n{worker_traceback}',
+                exception_type, worker_traceback)
+        return payload
+
+    def died_error(self):
+        """The error to raise when the worker ended unexpectedly."""
+        self.process.join(1.0)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            how = f'was killed by signal {signal.Signals(-code).name}'
+        elif code is not None:
+            how = f'exited with code {code}'
+        else:
+            how = 'stopped responding'
+        return wrappers.WorkerDiedError(
+            f'The {self.description} {how}; the ParallelBatchEnv is closed. Check memory '
+            f'use and the environment for crashes.')
+
+    def request_close(self):
+        """Ask the worker to close its environments and exit."""
+        try:
+            os.write(self._command.fileno(), _CLOSE)
+        except OSError:
+            pass
+
+    def join_or_kill(self, timeout):
+        """Wait for the worker to exit, killing it after `timeout` seconds."""
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            self.process.terminate()
+            self.process.join(1.0)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join()
+        self._command.close()
+        self._result.close()
+        self.process.close()
+
+
+def _worker_main(constructors, start, seeds, auto_reset, command_reader, result_writer):
+    """Body of a worker process: build the environments, then serve commands."""
+    # Ctrl-C reaches the whole process group; the parent decides when to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    command_fd, result_fd = command_reader.fileno(), result_writer.fileno()
+    env_slice, shared = None, None
+    try:
+        env_slice = _EnvSlice(
+            [constructor() for constructor in pickle.loads(constructors)], start, seeds,
+            auto_reset)
+        reply = _encode(_RESULT, env_slice.spaces())
+    except Exception as error:
+        reply = _encode_failure(error)
+    _write(result_fd, reply)
+    try:
+        while True:
+            try:
+                command, payload = _read(command_fd)
+            except EOFError:
+                break  # The parent is gone.
+            if command == _CLOSE:
+                break
+            try:
+                if command == _STEP:
+                    reply = env_slice.step()
+                elif command == _RESET:
+                    reply = env_slice.reset(*payload)
+                elif command == _CALL:
+                    reply = env_slice.call(*payload)
+                elif command == _ATTACH:
+                    shared = shared_arrays.SharedArrays(payload[1], name=payload[0])
+                    env_slice.bind(shared)
+                    reply = None
+                else:
+                    raise ValueError(f'Unknown command {command!r}.')
+                reply = _DONE if reply is None else _encode(_RESULT, reply)
+            except Exception as error:
+                reply = _encode_failure(error)
+            _write(result_fd, reply)
+    finally:
+        if env_slice is not None:
+            env_slice.close()
+        if shared is not None:
+            shared.close()
+
+
+def _encode(kind, payload, dumps=pickle.dumps):
+    """Bytes of one message: the kind byte, then the payload's length and pickle."""
+    if kind not in _KINDS_WITH_PAYLOAD:
+        return kind
+    body = dumps(payload, pickle.HIGHEST_PROTOCOL)
+    return kind + _LENGTH.pack(len(body)) + body
+
+
+def _encode_failure(error):
+    """Message reporting an exception, with the traceback as text."""
+    exception_type = type(error).__qualname__
+    if type(error).__module__ != 'builtins':
+        exception_type = f'{type(error).__module__}.{exception_type}'
+    return _encode(_FAILURE, (
+        exception_type, str(error), ''.join(traceback.format_exception(error))))
+
+
+def _write(fd, data):
+    """Write all bytes of `data` to a file descriptor."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read(fd):
+    """Read one message; raises EOFError if the other end is closed.
+
+    Returns:
+      Pair of the kind byte and the unpickled payload (None if it has none).
+    """
+    data = os.read(fd, _READ_SIZE)
+    if not data:
+        raise EOFError
+    kind = data[:1]
+    if kind not in _KINDS_WITH_PAYLOAD:
+        return kind, None
+    buffer = bytearray(data)
+    while len(buffer) < 1 + _LENGTH.size:
+        buffer += _read_more(fd, _READ_SIZE)
+    end = 1 + _LENGTH.size + _LENGTH.unpack_from(buffer, 1)[0]
+    while len(buffer) < end:
+        buffer += _read_more(fd, max(_READ_SIZE, end - len(buffer)))
+    return kind, pickle.loads(memoryview(buffer)[1 + _LENGTH.size:end])
+
+
+def _read_more(fd, size):
+    data = os.read(fd, size)
+    if not data:
+        raise EOFError
+    return data
+
+
+def _split(start, stop, parts):
+    """Split the range [start, stop) into `parts` consecutive (start, stop) pairs."""
+    size, remainder = divmod(stop - start, parts) if parts else (0, 0)
+    bounds = []
+    for part in range(parts):
+        end = start + size + (1 if part < remainder else 0)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _check_spaces(spaces):
+    """Return the common (observation, action) spaces after checking they agree."""
+    observation_space, action_space = spaces[0]
+    for index, (observ, action) in enumerate(spaces[1:], 1):
+        if observ != observation_space:
+            raise ValueError(
+                f'All environments must have the same observation space: env 0 has '
+                f'{observation_space} but env {index} has {observ}.')
+        if action != action_space:
+            raise ValueError(
+                f'All environments must have the same action space: env 0 has '
+                f'{action_space} but env {index} has {action}.')
+    for kind, space in (('observation', observation_space), ('action', action_space)):
+        if space.shape is None or space.dtype is None:
+            raise TypeError(
+                f'ParallelBatchEnv supports {kind} spaces with a fixed shape and dtype '
+                f'(Box, Discrete, MultiDiscrete, MultiBinary); got {space}.')
+    return observation_space, action_space

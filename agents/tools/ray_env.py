@@ -1,0 +1,651 @@
+"""Environments hosted in Ray actors, with the interface of `ExternalProcess`.
+
+When a batch needs more environments than one machine's cores can step, the
+environments can live in Ray actors spread over a cluster. `ray_environments`
+starts the actors and returns one `RayEnvironment` per environment; each has
+the interface of `wrappers.ExternalProcess` (blocking and promise-returning
+`step` and `reset`, forwarded attributes, `call`, `close`), so `BatchEnv` runs
+over them unchanged:
+
+    envs = ray_environments([make_env] * 16, envs_per_actor=4)
+    batch_env = BatchEnv(envs, blocking=False)
+
+An actor may host several environments. Their non-blocking requests are
+collected until every open environment of the actor has one, and then sent in
+a single remote call, so one round trip steps all of them. A promise that is
+resolved before its actor's batch is full sends the partial batch.
+
+Ray is an optional dependency: this module imports it only when environments
+are created, and says how to install it if it is missing.
+"""
+
+import copy
+import functools
+import logging
+import math
+import threading
+import traceback
+
+from agents.tools import wrappers
+
+_INSTALL_HINT = "The Ray environment backend needs Ray: pip install -e '.[ray]'"
+_PLACEMENT_STRATEGIES = {'spread': 'SPREAD', 'pack': 'PACK'}
+_CLOSE_TIMEOUT_SECONDS = 5.0
+
+# Request kinds for the environments in an actor; each request is a tuple
+# (kind, name, args, kwargs) and gets one outcome.
+_ACCESS = 'access'  # Read attribute `name`.
+_CALL = 'call'  # Call method `name` with args and kwargs.
+# Outcome tags.
+_RESULT = 'result'  # (_RESULT, value)
+_EXCEPTION = 'exception'  # (_EXCEPTION, type name, message, traceback text)
+
+
+class RayEnvironmentError(wrappers.WorkerError):
+    """An exception raised by an environment inside a Ray actor.
+
+    The message names the exception type and ends with the traceback in the
+    actor. Being a `WorkerError`, it is caught like the errors of
+    `ExternalProcess`.
+    """
+
+
+class RayActorDiedError(wrappers.WorkerDiedError):
+    """The Ray actor hosting an environment died (crash, kill, lost node)."""
+
+
+class RayEnvironment:
+    """One environment hosted in a Ray actor, as seen by `BatchEnv`.
+
+    Created by `ray_environments`. The interface is that of
+    `wrappers.ExternalProcess`. Requests of the environments of one actor go
+    out together (see the module docstring); promises may be resolved in any
+    order. Thread-safe.
+    """
+
+    def __init__(self, host, index):
+        """Wrap the environment at `index` of the `_ActorHost` `host`."""
+        self._host = host
+        self._index = index
+        self._observation_space = None
+        self._action_space = None
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment, fetched once."""
+        if self._observation_space is None:
+            self._observation_space = self.access('observation_space')
+        return self._observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment, fetched once."""
+        if self._action_space is None:
+            self._action_space = self.access('action_space')
+        return self._action_space
+
+    def __getattr__(self, name):
+        """Forward access to public attributes to the environment.
+
+        Args:
+          name: Attribute name.
+
+        Returns:
+          The value of the attribute, or a function calling it in the actor if it
+          is callable.
+        """
+        if name.startswith('_'):
+            raise AttributeError(
+                f'{type(self).__name__} does not forward private attribute {name!r}.')
+        return self.access(name)
+
+    def access(self, name):
+        """Read an attribute of the environment.
+
+        Args:
+          name: Attribute name; looked up through Gymnasium wrappers.
+
+        Raises:
+          AttributeError: If the environment has no such attribute.
+
+        Returns:
+          A copy of the value, or a function calling it in the actor if callable.
+        """
+        try:
+            value = self._host.submit(self._index, (_ACCESS, name, (), {}))()
+        except RayEnvironmentError as error:
+            if error.exception_type == 'AttributeError':
+                raise AttributeError(str(error)) from error
+            raise
+        if isinstance(value, _RemoteCallable):
+            return functools.partial(self.call, name)
+        return value
+
+    def call(self, name, /, *args, **kwargs):
+        """Call a method of the environment and wait for its result.
+
+        Args:
+          name: Method name; looked up through Gymnasium wrappers.
+          *args: Positional arguments of the method.
+          **kwargs: Keyword arguments of the method.
+
+        Returns:
+          A copy of the return value.
+        """
+        return self._host.submit(self._index, (_CALL, name, args, kwargs))()
+
+    def step(self, action, blocking=True):
+        """Step the environment.
+
+        Args:
+          action: Action to apply; copied, so the caller may reuse its buffer.
+          blocking: Wait for the result; otherwise return a promise.
+
+        Returns:
+          Tuple of observation, reward, terminated flag, truncated flag and info
+          dict; or, if not blocking, a zero-argument callable returning it.
+        """
+        request = (_CALL, 'step', (copy.deepcopy(action),), {})
+        promise = self._host.submit(self._index, request)
+        return promise() if blocking else promise
+
+    def reset(self, seed=None, options=None, blocking=True):
+        """Reset the environment.
+
+        Args:
+          seed: Optional seed for the environment's random number generator.
+          options: Optional dict of reset options of the environment.
+          blocking: Wait for the result; otherwise return a promise.
+
+        Returns:
+          Tuple of the first observation and the info dict; or, if not blocking,
+          a zero-argument callable returning it.
+        """
+        request = (_CALL, 'reset', (), {'seed': seed, 'options': copy.deepcopy(options)})
+        promise = self._host.submit(self._index, request)
+        return promise() if blocking else promise
+
+    def close(self):
+        """Close the environment; does nothing the second time.
+
+        The actor, and with it the environments it hosts, ends once all of its
+        environments are closed.
+        """
+        self._host.close(self._index)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def ray_environments(
+        constructors, envs_per_actor=1, num_cpus_per_actor=1, placement='spread',
+        address=None, restart_on_failure=False, startup_timeout=60.0):
+    """Start Ray actors hosting environments and return one handle per environment.
+
+    Connects to Ray first if this process is not connected yet: to the cluster
+    at `address`, or else to the one named by the RAY_ADDRESS environment
+    variable, or else to a new local Ray instance. Each actor reserves its CPUs
+    in one placement group, so all actors start or none do.
+
+    Args:
+      constructors: Zero-argument callables returning the environments; sent to
+        the actors with cloudpickle, so anything they refer to must be
+        importable on every node (install this package on every node).
+      envs_per_actor: Number of environments per actor. Several environments per
+        actor step in one round trip, which amortises Ray's per-call overhead.
+      num_cpus_per_actor: CPUs to reserve for each actor; a fraction (say 0.5)
+        lets more actors share a core.
+      placement: 'spread' to distribute actors over as many nodes as possible,
+        or 'pack' to fill one node before using the next.
+      address: Address of a running Ray cluster, for example 'auto' or
+        'ray://head:10001'; ignored if Ray is already initialised.
+      restart_on_failure: If an actor dies, start a new one with fresh
+        environments instead of raising `RayActorDiedError`. Every environment
+        of the dead actor ends its episode: the pending or next `step` returns
+        the last observation, reward 0, terminated False, truncated True and
+        the info {'env_restarted': True}.
+      startup_timeout: Seconds to wait for the cluster to provide the CPUs and
+        for the environments to be built.
+
+    Raises:
+      ImportError: If Ray is not installed.
+      ValueError: If an argument is invalid.
+      TimeoutError: If the cluster cannot provide the CPUs or the environments
+        are not built in time.
+      RayEnvironmentError: If a constructor raised.
+
+    Returns:
+      List of `RayEnvironment`, one per constructor, in order.
+    """
+    constructors = list(constructors)
+    _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement)
+    ray = _import_ray()
+    if not ray.is_initialized():
+        ray.init(address=address)
+    elif address is not None:
+        logging.warning(
+            'Ray is already initialised; using the current cluster, not address %r.', address)
+    num_actors = math.ceil(len(constructors) / envs_per_actor)
+    group = _reserve_cpus(ray, num_actors, num_cpus_per_actor, placement, startup_timeout)
+    hosts = []
+    try:
+        for actor_index in range(num_actors):
+            start = actor_index * envs_per_actor
+            hosts.append(_ActorHost(
+                ray, group, actor_index, start, num_cpus_per_actor,
+                constructors[start:start + envs_per_actor], restart_on_failure,
+                startup_timeout))
+        for host in hosts:
+            host.wait_until_built()
+    except BaseException:
+        for host in hosts:
+            host.close_all()
+        group.release()
+        raise
+    return [RayEnvironment(host, index) for host in hosts for index in range(host.size)]
+
+
+def _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement):
+    """Raise a ValueError or TypeError naming the first invalid argument."""
+    if not constructors:
+        raise ValueError('ray_environments needs at least one environment constructor.')
+    for index, constructor in enumerate(constructors):
+        if not callable(constructor):
+            raise TypeError(
+                f'Constructor {index} must be a callable that returns an environment, '
+                f'got {constructor!r}.')
+    if not isinstance(envs_per_actor, int) or envs_per_actor < 1:
+        raise ValueError(f'envs_per_actor must be a positive integer, got {envs_per_actor!r}.')
+    if not isinstance(num_cpus_per_actor, (int, float)) or not num_cpus_per_actor > 0:
+        raise ValueError(
+            f'num_cpus_per_actor must be a positive number (fractions like 0.5 are fine), '
+            f'got {num_cpus_per_actor!r}.')
+    if placement not in _PLACEMENT_STRATEGIES:
+        raise ValueError(
+            f"placement must be one of {sorted(_PLACEMENT_STRATEGIES)}, got {placement!r}.")
+
+
+def _import_ray():
+    """Import Ray, or explain how to install it."""
+    try:
+        import ray  # pylint: disable=import-outside-toplevel
+    except ImportError as error:
+        raise ImportError(f'{_INSTALL_HINT} (import failed: {error}).') from error
+    return ray
+
+
+def _reserve_cpus(ray, num_actors, num_cpus_per_actor, placement, timeout):
+    """Create a placement group with one CPU bundle per actor and wait for it."""
+    bundles = [{'CPU': num_cpus_per_actor}] * num_actors
+    placement_group = ray.util.placement_group(
+        bundles, strategy=_PLACEMENT_STRATEGIES[placement])
+    ready, _ = ray.wait([placement_group.ready()], timeout=timeout)
+    if not ready:
+        ray.util.remove_placement_group(placement_group)
+        available = ray.cluster_resources().get('CPU', 0)
+        raise TimeoutError(
+            f'The Ray cluster did not provide {num_actors} actors x {num_cpus_per_actor} '
+            f'CPUs = {num_actors * num_cpus_per_actor} CPUs within {timeout} s; it has '
+            f'{available} CPUs in total. Lower num_cpus_per_actor, raise envs_per_actor, '
+            f'or add nodes.')
+    return _PlacementGroup(ray, placement_group, num_actors)
+
+
+class _PlacementGroup:
+    """The CPUs reserved for the actors; released when the last actor closes."""
+
+    def __init__(self, ray, placement_group, num_actors):
+        self._ray = ray
+        self._placement_group = placement_group
+        self._open_actors = num_actors
+        self._lock = threading.Lock()
+
+    def scheduling_strategy(self, actor_index):
+        """Scheduling strategy that places an actor into its bundle."""
+        strategies = self._ray.util.scheduling_strategies
+        return strategies.PlacementGroupSchedulingStrategy(
+            self._placement_group, placement_group_bundle_index=actor_index)
+
+    def actor_closed(self):
+        """Note that an actor ended; release the reservation after the last."""
+        with self._lock:
+            self._open_actors -= 1
+            if self._open_actors == 0:
+                self.release()
+
+    def release(self):
+        """Remove the placement group, freeing its CPUs; safe to call twice."""
+        if self._placement_group is not None:
+            self._ray.util.remove_placement_group(self._placement_group)
+            self._placement_group = None
+
+
+class _Batch:
+    """Requests for the environments of one actor, sent in one remote call.
+
+    Attributes:
+      requests: Dict from environment index to its request tuple.
+      outcomes: Dict from environment index to its outcome; filled when the
+        batch is resolved, or earlier for requests answered without the actor.
+      reference: Ray object reference of the remote call, once sent.
+      generation: Which actor of the host the batch was sent to.
+      sent: Whether the batch has been sent.
+    """
+
+    def __init__(self):
+        self.requests = {}
+        self.outcomes = {}
+        self.reference = None
+        self.generation = None
+        self.sent = False
+
+
+class _ActorHost:
+    """Client side of one actor: batches requests and handles the actor's death."""
+
+    def __init__(
+            self, ray, placement_group, actor_index, first_env, num_cpus, constructors,
+            restart_on_failure, startup_timeout):
+        """Start the actor; its environments are built in the background.
+
+        Args:
+          ray: The Ray module.
+          placement_group: `_PlacementGroup` holding this actor's CPUs.
+          actor_index: Index of the actor and of its bundle in the group.
+          first_env: Index of this actor's first environment among all created
+            together, for error messages.
+          num_cpus: CPUs of the actor.
+          constructors: Constructors of the actor's environments.
+          restart_on_failure: Replace the actor when it dies instead of raising.
+          startup_timeout: Seconds to wait for an actor's environments to be built.
+        """
+        self._ray = ray
+        self._placement_group = placement_group
+        self._actor_index = actor_index
+        self._first_env = first_env
+        self._num_cpus = num_cpus
+        self._constructors = constructors
+        self._restart_on_failure = restart_on_failure
+        self._startup_timeout = startup_timeout
+        self._lock = threading.RLock()
+        self._open = set(range(len(constructors)))
+        self._batch = _Batch()
+        self._last_observs = {}
+        # Environments of a replaced actor whose next step must report the restart.
+        self._restarted = set()
+        self._generation = 0
+        self._died_error = None
+        self._actor, self._built = self._start_actor()
+
+    @property
+    def size(self):
+        """Number of environments hosted."""
+        return len(self._constructors)
+
+    def wait_until_built(self):
+        """Wait for the environments to be built; raise if a constructor failed."""
+        self._wait_until_built(self._built, 'building the environments')
+
+    def submit(self, index, request):
+        """Queue a request for environment `index`; return a promise of its result."""
+        with self._lock:
+            if index not in self._open:
+                raise RuntimeError(
+                    f'Cannot {_describe(request)}: the Ray environment is closed.')
+            if self._died_error:
+                raise RayActorDiedError(str(self._died_error))
+            if index in self._batch.requests:
+                self._send()
+            batch = self._batch
+            batch.requests[index] = request
+            if self._open <= batch.requests.keys():
+                self._send()
+            return functools.partial(self._resolve, batch, index)
+
+    def close(self, index):
+        """Close environment `index`; end the actor after its last environment."""
+        with self._lock:
+            if index not in self._open:
+                return
+            self._open.discard(index)
+            if not self._open:
+                self.close_all()
+
+    def close_all(self):
+        """Close the environments politely, then end the actor; idempotent."""
+        with self._lock:
+            self._open.clear()
+            if self._actor is None:
+                return
+            if not self._died_error:
+                try:
+                    self._ray.get(
+                        self._actor.close.remote(), timeout=_CLOSE_TIMEOUT_SECONDS)
+                except Exception:  # pylint: disable=broad-except
+                    pass  # Ending the actor below closes what remains.
+            self._ray.kill(self._actor)
+            self._actor = None
+            self._placement_group.actor_closed()
+
+    def _start_actor(self):
+        """Start an actor in this host's bundle; return it and its build reference."""
+        actor_class = _remote_host_class(self._ray)
+        actor = actor_class.options(
+            num_cpus=self._num_cpus, max_restarts=0,
+            scheduling_strategy=self._placement_group.scheduling_strategy(self._actor_index),
+        ).remote(self._constructors)
+        return actor, actor.build.remote()
+
+    def _send(self):
+        """Send the collected batch to the actor and start a new one."""
+        batch, self._batch = self._batch, _Batch()
+        batch.sent = True
+        batch.generation = self._generation
+        for index, request in batch.requests.items():
+            if index in self._restarted and request[:2] == (_CALL, 'step'):
+                self._restarted.discard(index)
+                batch.outcomes[index] = self._restart_outcome(index)
+        remote = [(index, request) for index, request in batch.requests.items()
+                  if index not in batch.outcomes]
+        if remote:
+            batch.reference = self._actor.run.remote(remote)
+
+    def _resolve(self, batch, index):
+        """Return the result of the request of environment `index` in `batch`."""
+        with self._lock:
+            if self._actor is None:
+                raise RuntimeError(
+                    f'Cannot finish {_describe(batch.requests[index])}: the Ray environment '
+                    f'is closed.')
+            if not batch.sent:
+                self._send()
+            if index not in batch.outcomes:
+                self._collect(batch)
+            request = batch.requests[index]
+            outcome = batch.outcomes[index]
+            if outcome[0] == _EXCEPTION:
+                _, exception_type, message, remote_traceback = outcome
+                raise RayEnvironmentError(
+                    f'{exception_type}: {message}\n(raised in environment '
+                    f'{self._first_env + index} of {self._name()} while {_describe(request)})'
+                    f'\nRemote traceback:\n{remote_traceback}',
+                    exception_type, remote_traceback)
+            result = outcome[1]
+            if request[:2] in ((_CALL, 'step'), (_CALL, 'reset')):
+                self._last_observs[index] = result[0]
+            return result
+
+    def _collect(self, batch):
+        """Fetch the outcomes of a sent batch, surviving a dead actor if asked to."""
+        if self._died_error:
+            raise RayActorDiedError(str(self._died_error))
+        try:
+            outcomes = self._get(batch.reference, 'waiting for ' + _describe_batch(batch))
+        except RayActorDiedError as error:
+            if not self._restart_on_failure:
+                self._died_error = error
+                raise
+            try:
+                if batch.generation == self._generation:
+                    self._restart(error)
+                outcomes = self._redo(batch)
+            except (RayActorDiedError, RayEnvironmentError, TimeoutError) as restart_error:
+                self._died_error = restart_error
+                raise
+        batch.outcomes.update(outcomes)
+
+    def _get(self, reference, description):
+        """Get a remote result; turn the death of the actor into `RayActorDiedError`."""
+        try:
+            return self._ray.get(reference)
+        except self._ray.exceptions.RayActorError as error:
+            hint = '' if self._restart_on_failure else (
+                ' Pass restart_on_failure=True to restart it instead.')
+            raise RayActorDiedError(
+                f'{self._name()} died while {description}.{hint} Ray says: {error}') from error
+
+    def _restart(self, error):
+        """Replace the dead actor by a new one with freshly reset environments."""
+        logging.warning('Restarting %s: %s', self._name(), error)
+        self._ray.kill(self._actor)
+        self._generation += 1
+        self._actor, built = self._start_actor()
+        self._wait_until_built(built, 'rebuilding the environments after a failure')
+        resets = self._get(
+            self._actor.run.remote(
+                [(index, (_CALL, 'reset', (), {})) for index in range(self.size)]),
+            'resetting the environments after a failure')
+        for index, outcome in resets.items():
+            if index not in self._last_observs and outcome[0] == _RESULT:
+                self._last_observs[index] = outcome[1][0]
+        self._restarted = set(self._open)
+
+    def _redo(self, batch):
+        """Outcomes for a batch lost with its actor: steps end, the rest is redone."""
+        outcomes = {}
+        redo = []
+        for index, request in batch.requests.items():
+            if index in batch.outcomes:
+                continue
+            if request[:2] == (_CALL, 'step'):
+                self._restarted.discard(index)
+                outcomes[index] = self._restart_outcome(index)
+            else:
+                redo.append((index, request))
+        if redo:
+            outcomes.update(self._get(
+                self._actor.run.remote(redo), 'redoing requests after a failure'))
+        return outcomes
+
+    def _restart_outcome(self, index):
+        """The step outcome that ends the episode of a restarted environment."""
+        transition = (self._last_observs.get(index), 0.0, False, True, {'env_restarted': True})
+        return (_RESULT, transition)
+
+    def _wait_until_built(self, built, description):
+        """Wait for the build outcomes; raise the first constructor exception."""
+        ready, _ = self._ray.wait([built], timeout=self._startup_timeout)
+        if not ready:
+            raise TimeoutError(
+                f'{self._name()} did not finish {description} within '
+                f'{self._startup_timeout} s (startup_timeout); is a node missing?')
+        for index, outcome in self._get(built, description).items():
+            if outcome[0] == _EXCEPTION:
+                _, exception_type, message, remote_traceback = outcome
+                raise RayEnvironmentError(
+                    f'{exception_type}: {message}\n(raised by the constructor of environment '
+                    f'{self._first_env + index} in {self._name()})\n'
+                    f'Remote traceback:\n{remote_traceback}',
+                    exception_type, remote_traceback)
+
+    def _name(self):
+        """Names the actor and its environments for messages."""
+        return (f'Ray actor {self._actor_index} (environments {self._first_env} to '
+                f'{self._first_env + self.size - 1})')
+
+
+def _describe(request):
+    """Describe a request for error messages."""
+    kind, name, _, _ = request
+    return f'reading attribute {name!r}' if kind == _ACCESS else f'calling {name}()'
+
+
+def _describe_batch(batch):
+    """Describe the requests of a batch for error messages."""
+    return ', '.join(
+        f'{_describe(request)} on environment {index}'
+        for index, request in batch.requests.items())
+
+
+class _RemoteCallable:
+    """Marks an attribute of the remote environment that is called, not copied."""
+
+
+class _EnvironmentHost:
+    """Body of the Ray actor: builds several environments and serves requests."""
+
+    def __init__(self, constructors):
+        self._constructors = constructors
+        self._envs = {}
+
+    def build(self):
+        """Construct the environments; return the outcome of each by index."""
+        outcomes = {}
+        for index, constructor in enumerate(self._constructors):
+            try:
+                self._envs[index] = constructor()
+                outcomes[index] = (_RESULT, None)
+            except Exception as error:  # pylint: disable=broad-except
+                outcomes[index] = _exception_outcome(error)
+        return outcomes
+
+    def run(self, requests):
+        """Serve a list of (index, request) pairs; return the outcome of each by index."""
+        return {index: self._serve(self._envs[index], request) for index, request in requests}
+
+    def close(self):
+        """Close every environment, ignoring their errors."""
+        for env in self._envs.values():
+            try:
+                env.close()
+            except Exception:  # pylint: disable=broad-except
+                traceback.print_exc()
+        self._envs.clear()
+
+    @staticmethod
+    def _serve(env, request):
+        """Serve one request; an exception becomes its outcome."""
+        kind, name, args, kwargs = request
+        try:
+            value = _lookup(env, name)
+            if kind == _CALL:
+                return (_RESULT, value(*args, **kwargs))
+            return (_RESULT, _RemoteCallable() if callable(value) else value)
+        except Exception as error:  # pylint: disable=broad-except
+            return _exception_outcome(error)
+
+
+def _lookup(env, name):
+    """Look up an attribute, through Gymnasium wrappers if it is one."""
+    if hasattr(env, 'get_wrapper_attr'):
+        return env.get_wrapper_attr(name)
+    return getattr(env, name)
+
+
+def _exception_outcome(error):
+    """Outcome naming an exception's type and message, with its traceback text."""
+    exception_type = type(error).__qualname__
+    if type(error).__module__ != 'builtins':
+        exception_type = f'{type(error).__module__}.{exception_type}'
+    remote_traceback = ''.join(
+        traceback.format_exception(type(error), error, error.__traceback__))
+    return (_EXCEPTION, exception_type, str(error), remote_traceback)
+
+
+@functools.lru_cache(maxsize=None)
+def _remote_host_class(ray):
+    """The Ray actor class of `_EnvironmentHost`, made once."""
+    return ray.remote(_EnvironmentHost)

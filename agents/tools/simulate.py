@@ -1,0 +1,105 @@
+"""Fuse one step of a batch of environments and an algorithm into one operation."""
+
+import tensorflow as tf
+
+from agents.tools import streaming_mean
+
+
+def simulate(batch_env, algo, log=True, reset=False):
+    """Build the operation that steps the environments and the algorithm together.
+
+    In order, the operation resets the environments whose episode is done (all
+    of them if `reset` is true) and tells the algorithm with `begin_episode`;
+    asks the algorithm for actions with `perform`; steps the environments; hands
+    the transition to the algorithm with `experience`; and calls `end_episode`
+    for the environments whose episode just ended. It keeps the score (sum of
+    rewards) and length of the current episode of each environment, and logs the
+    mean score and length of finished episodes.
+
+    Args:
+      batch_env: In-graph batch environment (see `InGraphBatchEnv`).
+      algo: Algorithm with `begin_episode`, `perform`, `experience` and
+        `end_episode` methods, each returning a summary string tensor.
+      log: Boolean tensor telling whether to write summaries.
+      reset: Boolean tensor forcing a reset of all environments.
+
+    Returns:
+      Tuple of the done flags [batch], the scores of the current episodes
+      [batch], and a summary string tensor.
+    """
+    with tf.name_scope('simulate'):
+        log = tf.convert_to_tensor(log, tf.bool)
+        reset = tf.convert_to_tensor(reset, tf.bool)
+        all_indices = tf.range(len(batch_env))
+        with tf.compat.v1.variable_scope('simulate_temporary'):
+            score = tf.compat.v1.get_variable(
+                'score', initializer=tf.zeros(len(batch_env), tf.float32),
+                trainable=False, use_resource=True)
+            length = tf.compat.v1.get_variable(
+                'length', initializer=tf.zeros(len(batch_env), tf.int32),
+                trainable=False, use_resource=True)
+            mean_score = streaming_mean.StreamingMean((), tf.float32)
+            mean_length = streaming_mean.StreamingMean((), tf.float32)
+
+        def begin_episode(indices):
+            with tf.control_dependencies([
+                    batch_env.reset(indices),
+                    tf.compat.v1.scatter_update(
+                        score, indices, tf.zeros_like(indices, tf.float32)),
+                    tf.compat.v1.scatter_update(length, indices, tf.zeros_like(indices))]):
+                return algo.begin_episode(indices)
+
+        def step():
+            observ = tf.identity(batch_env.observ.read_value())
+            action, perform_summary = algo.perform(all_indices, observ)
+            action = tf.ensure_shape(action, batch_env.action.shape)
+            with tf.control_dependencies([batch_env.simulate(action)]):
+                add_score = score.assign_add(batch_env.reward.read_value())
+                add_length = length.assign_add(tf.ones(len(batch_env), tf.int32))
+            with tf.control_dependencies([add_score, add_length]):
+                experience_summary = algo.experience(
+                    all_indices, observ, batch_env.action.read_value(),
+                    batch_env.reward.read_value(), batch_env.done.read_value(),
+                    batch_env.observ.read_value())
+            return tf.compat.v1.summary.merge([perform_summary, experience_summary])
+
+        def summaries():
+            def mean_summary(name, mean):
+                return tf.cond(
+                    log & (mean.count > 0),
+                    lambda: tf.compat.v1.summary.scalar(name, mean.clear()),
+                    lambda: tf.constant(''))
+            return tf.compat.v1.summary.merge([
+                mean_summary('mean_score', mean_score),
+                mean_summary('mean_length', mean_length)])
+
+        begin_indices = tf.cond(
+            reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
+        begin_summary = _call_if_any(begin_episode, begin_indices)
+        with tf.control_dependencies([begin_summary]):
+            step_summary = step()
+        with tf.control_dependencies([step_summary]):
+            end_indices = _true_indices(batch_env.done)
+            end_summary = _call_if_any(algo.end_episode, end_indices)
+        with tf.control_dependencies([end_summary]):
+            submit_score = mean_score.submit(tf.gather(score, end_indices))
+            submit_length = mean_length.submit(
+                tf.cast(tf.gather(length, end_indices), tf.float32))
+        with tf.control_dependencies([submit_score, submit_length]):
+            summary = tf.compat.v1.summary.merge(
+                [summaries(), begin_summary, step_summary, end_summary])
+        with tf.control_dependencies([summary]):
+            done = tf.identity(batch_env.done.read_value())
+            score = tf.identity(score.read_value())
+        return done, score, summary
+
+
+def _true_indices(flags):
+    """Indices of the true entries of a boolean vector, as int32."""
+    return tf.cast(tf.where(flags)[:, 0], tf.int32)
+
+
+def _call_if_any(function, indices):
+    """Call `function(indices)` for a non-empty index vector; return its summary or ''."""
+    return tf.cond(
+        tf.size(indices) > 0, lambda: function(indices), lambda: tf.constant(''))

@@ -1,0 +1,65 @@
+"""Tests for the fused simulation operation."""
+
+import numpy as np
+import tensorflow as tf
+
+from agents import tools
+
+
+def _define_simulation(durations, reset=False):
+    envs = [tools.MockEnvironment((2,), (1,), duration, duration) for duration in durations]
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    algo = tools.MockAlgorithm(envs)
+    reset = tf.compat.v1.placeholder_with_default(reset, ())
+    done, score, summary = tools.simulate(batch_env, algo, log=True, reset=reset)
+    return envs, reset, done, score, summary
+
+
+def test_done_flags_scores_and_lengths_over_several_episodes():
+    with tf.Graph().as_default():
+        envs, _, done, score, _ = _define_simulation([2, 3, 4])
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            dones, scores = [], []
+            for _ in range(12):
+                step_done, step_score = sess.run([done, score])
+                dones.append(step_done)
+                scores.append(step_score)
+        dones, scores = np.array(dones), np.array(scores)
+        # Each env's episode ends every `duration` steps; its score then equals
+        # the duration because every step earns a reward of one.
+        for index, duration in enumerate([2, 3, 4]):
+            expected = [(step + 1) % duration == 0 for step in range(12)]
+            assert list(dones[:, index]) == expected
+            np.testing.assert_allclose(scores[dones[:, index], index], duration)
+            assert envs[index].durations == [duration] * (12 // duration)
+
+
+def test_reset_forces_all_environments_to_start_new_episodes():
+    with tf.Graph().as_default():
+        envs, reset, done, score, _ = _define_simulation([5, 5])
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(3):
+                sess.run(done)
+            _, step_score = sess.run([done, score], {reset: True})
+            np.testing.assert_allclose(step_score, [1, 1])  # Fresh episodes.
+            assert [len(env.durations) for env in envs] == [2, 2]
+            assert [env.steps[0] for env in envs] == [3, 3]
+
+
+def test_summary_holds_mean_score_and_length_of_finished_episodes():
+    with tf.Graph().as_default():
+        _, _, done, _, summary = _define_simulation([2, 4])
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            values = {}
+            for _ in range(4):
+                _, serialized = sess.run([done, summary])
+                if serialized:
+                    parsed = tf.compat.v1.Summary.FromString(serialized)
+                    values.update({each.tag: each.simple_value for each in parsed.value})
+            # Both episodes end at step four: the mean of the step-2 episode ended
+            # then (score 2) and the step-4 episode (score 4) is reported.
+            assert values['mean_score'] == 3.0
+            assert values['mean_length'] == 3.0

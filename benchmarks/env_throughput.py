@@ -1,0 +1,287 @@
+"""Environment steps per second of batched-environment backends, in one run.
+
+Compares, for Pendulum-v1 and HalfCheetah-v5 at batch sizes 1 to 32: a plain
+Python loop over in-process environments, Gymnasium's SyncVectorEnv and
+AsyncVectorEnv (shared memory), this project's `BatchEnv` over in-process
+environments and over `ExternalProcess` workers, and `ParallelBatchEnv` (its
+default settings and other worker counts). Every backend steps the same
+pre-generated random actions and resets finished episodes, so only stepping
+is measured. Backends are measured in turns, several times each, and the best
+turn is kept, which makes the comparison fairer on a machine shared with other
+work.
+
+Usage:
+  python benchmarks/env_throughput.py [--quick] [--envs Pendulum-v1] [--sizes 8,32]
+
+Prints markdown tables of env-steps/s and of ParallelBatchEnv's speed-up over
+each peer, and writes env_throughput.json and env_throughput.png to
+benchmarks/results/ (or --outdir).
+"""
+
+import argparse
+import datetime
+import functools
+import json
+import os
+import platform
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from agents.tools import batch_env  # noqa: E402  (needs the path above)
+from agents.tools import parallel_batch_env  # noqa: E402
+
+DEFAULT = 'ParallelBatchEnv (default)'
+# Distinct action batches cycled through; pre-generated so sampling is not timed.
+ACTION_BATCHES = 64
+TARGETS = (
+    # (environment, batch size, peer, minimum speed-up of ParallelBatchEnv)
+    ('Pendulum-v1', 32, 'gymnasium AsyncVectorEnv', 8.0),
+    ('Pendulum-v1', 32, 'gymnasium SyncVectorEnv', 1.5),
+    ('HalfCheetah-v5', 16, 'gymnasium SyncVectorEnv', 1.5),
+)
+
+
+class InProcessLoop:
+    """The baseline: a Python loop stepping in-process environments one by one."""
+
+    def __init__(self, constructor, size):
+        self._envs = [constructor() for _ in range(size)]
+        for seed, env in enumerate(self._envs):
+            env.reset(seed=seed)
+
+    def step(self, actions):
+        observs = []
+        for env, action in zip(self._envs, actions):
+            observ, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                env.reset()
+            observs.append(observ)
+        return np.stack(observs)
+
+    def close(self):
+        for env in self._envs:
+            env.close()
+
+
+class GymnasiumVector:
+    """Gymnasium's vector environments, which reset finished episodes themselves."""
+
+    def __init__(self, constructor, size, asynchronous):
+        constructors = [constructor] * size
+        if asynchronous:
+            self._env = gym.vector.AsyncVectorEnv(constructors, shared_memory=True)
+        else:
+            self._env = gym.vector.SyncVectorEnv(constructors)
+        self._env.reset(seed=0)
+
+    def step(self, actions):
+        return self._env.step(actions)[0]
+
+    def close(self):
+        self._env.close()
+
+
+class ProjectBatch:
+    """A BatchEnv-like object of this project; resets finished episodes by index."""
+
+    def __init__(self, env):
+        self._env = env
+        self._env.reset()
+
+    def step(self, actions):
+        observ, _, terminated, truncated, _ = self._env.step(actions)
+        done = np.flatnonzero(terminated | truncated)
+        if len(done):
+            self._env.reset(done)
+        return observ
+
+    def close(self):
+        self._env.close()
+
+
+def backends(constructor):
+    """Dict from backend name to a function of the batch size building it.
+
+    A backend that cannot be built (for example a module not written yet)
+    raises when built; its rows are then skipped.
+    """
+
+    def external_processes(size):
+        from agents.tools import wrappers  # Imported late: may not exist yet.
+        return ProjectBatch(batch_env.BatchEnv(
+            [wrappers.ExternalProcess(constructor) for _ in range(size)], blocking=False))
+
+    def parallel(size, **kwargs):
+        return ProjectBatch(parallel_batch_env.ParallelBatchEnv([constructor] * size, **kwargs))
+
+    return {
+        'in-process loop': functools.partial(InProcessLoop, constructor),
+        'gymnasium SyncVectorEnv': functools.partial(
+            GymnasiumVector, constructor, asynchronous=False),
+        'gymnasium AsyncVectorEnv': functools.partial(
+            GymnasiumVector, constructor, asynchronous=True),
+        'BatchEnv (in-process)': lambda size: ProjectBatch(batch_env.BatchEnv(
+            [constructor() for _ in range(size)], blocking=True)),
+        'BatchEnv (ExternalProcess)': external_processes,
+        DEFAULT: parallel,
+        'ParallelBatchEnv (1 worker + parent)': functools.partial(
+            parallel, num_workers=1, step_in_parent=True),
+        'ParallelBatchEnv (2 workers)': functools.partial(
+            parallel, num_workers=2, step_in_parent=False),
+        'ParallelBatchEnv (2 workers + parent)': functools.partial(
+            parallel, num_workers=2, step_in_parent=True),
+    }
+
+
+def measure(backend, actions, duration):
+    """Env-steps per second of `backend` stepping for about `duration` seconds."""
+    batch_steps = 0
+    start = time.perf_counter()
+    while True:
+        backend.step(actions[batch_steps % len(actions)])
+        batch_steps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= duration:
+            return batch_steps * actions.shape[1] / elapsed
+
+
+def benchmark_size(env_id, size, duration, repeats):
+    """Best env-steps/s of every backend for one environment and batch size."""
+    constructor = functools.partial(gym.make, env_id)
+    space = gym.make(env_id).action_space
+    space.seed(size)
+    actions = np.stack([
+        np.stack([space.sample() for _ in range(size)]) for _ in range(ACTION_BATCHES)])
+    built = {}
+    for name, build in backends(constructor).items():
+        try:
+            built[name] = build(size)
+        except Exception as error:  # Report and go on with the other backends.
+            print(f'  skipping {name}: {type(error).__name__}: {error}', file=sys.stderr)
+    try:
+        for backend in built.values():
+            measure(backend, actions, min(0.2, duration))  # Warm up.
+        best = {name: 0.0 for name in built}
+        for _ in range(repeats):
+            for name, backend in built.items():
+                best[name] = max(best[name], measure(backend, actions, duration))
+    finally:
+        for backend in built.values():
+            backend.close()
+    return best
+
+
+def markdown_tables(env_id, results, sizes):
+    """Tables of env-steps/s per backend and of the default's speed-up over peers."""
+    names = list(dict.fromkeys(name for size in sizes for name in results[str(size)]))
+    header = '| ' + ' | '.join(f'N={size}' for size in sizes) + ' |'
+    rule = '|---' * (len(sizes) + 1) + '|'
+    lines = [f'### {env_id}: env-steps/s', '', '| backend ' + header, rule]
+    for name in names:
+        cells = [results[str(size)].get(name) for size in sizes]
+        lines.append(f'| {name} | ' + ' | '.join(
+            '-' if value is None else f'{value / 1000:.1f}k' for value in cells) + ' |')
+    lines += ['', f'### {env_id}: speed-up of {DEFAULT} over each peer', '',
+              '| peer ' + header, rule]
+    for name in names:
+        if name == DEFAULT:
+            continue
+        cells = []
+        for size in sizes:
+            ours, peer = results[str(size)].get(DEFAULT), results[str(size)].get(name)
+            cells.append('-' if not ours or not peer else f'{ours / peer:.2f}x')
+        lines.append(f'| {name} | ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
+
+def check_targets(results):
+    """Lines saying whether each target of the issue is met."""
+    lines = []
+    for env_id, size, peer, minimum in TARGETS:
+        row = results.get(env_id, {}).get(str(size), {})
+        if DEFAULT not in row or peer not in row:
+            continue
+        ratio = row[DEFAULT] / row[peer]
+        verdict = 'met' if ratio >= minimum else 'NOT met'
+        lines.append(f'- {env_id}, N={size}: {ratio:.2f}x {peer} '
+                     f'(target >= {minimum}x): {verdict}')
+    return lines
+
+
+def plot(results, sizes, path):
+    """Save env-steps/s against batch size, one panel per environment."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    figure, axes = plt.subplots(
+        1, len(results), figsize=(7 * len(results), 5), squeeze=False)
+    for axis, (env_id, by_size) in zip(axes[0], results.items()):
+        names = list(dict.fromkeys(name for size in sizes for name in by_size[str(size)]))
+        for name in names:
+            points = [(size, by_size[str(size)][name]) for size in sizes
+                      if name in by_size[str(size)]]
+            style = dict(linewidth=3) if name == DEFAULT else dict(linewidth=1.3)
+            axis.plot(*zip(*points), marker='o', label=name, **style)
+        axis.set_xscale('log', base=2)
+        axis.set_yscale('log')
+        axis.set_xticks(sizes, [str(size) for size in sizes])
+        axis.set_xlabel('number of environments N')
+        axis.set_ylabel('env-steps/s')
+        axis.set_title(env_id)
+        axis.grid(True, which='both', alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--quick', action='store_true',
+                        help='shorter measurements (0.5 s, 2 turns) for a fast check')
+    parser.add_argument('--envs', default='Pendulum-v1,HalfCheetah-v5')
+    parser.add_argument('--sizes', default='1,2,4,8,16,32')
+    parser.add_argument('--duration', type=float, help='seconds per measurement turn')
+    parser.add_argument('--repeats', type=int, help='measurement turns per backend')
+    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    args = parser.parse_args()
+    duration = args.duration or (0.5 if args.quick else 2.0)
+    repeats = args.repeats or (2 if args.quick else 3)
+    sizes = [int(size) for size in args.sizes.split(',')]
+    results = {}
+    load_before = os.getloadavg()
+    for env_id in args.envs.split(','):
+        results[env_id] = {}
+        for size in sizes:
+            print(f'{env_id} N={size} ...', file=sys.stderr, flush=True)
+            results[env_id][str(size)] = benchmark_size(env_id, size, duration, repeats)
+    report = [
+        f'Command: python benchmarks/env_throughput.py {" ".join(sys.argv[1:])}'.rstrip(),
+        f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
+        f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend.',
+        '']
+    for env_id in results:
+        report += [markdown_tables(env_id, results[env_id], sizes), '']
+    report += ['Targets:'] + check_targets(results)
+    print('\n'.join(report))
+    os.makedirs(args.outdir, exist_ok=True)
+    with open(os.path.join(args.outdir, 'env_throughput.json'), 'w') as file:
+        json.dump({
+            'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
+            'machine': {'cores': os.cpu_count(), 'python': platform.python_version(),
+                        'gymnasium': gym.__version__, 'load_before': load_before,
+                        'load_after': os.getloadavg()},
+            'duration': duration, 'repeats': repeats,
+            'env_steps_per_second': results}, file, indent=2)
+    with open(os.path.join(args.outdir, 'env_throughput.md'), 'w') as file:
+        file.write('\n'.join(report) + '\n')
+    plot(results, sizes, os.path.join(args.outdir, 'env_throughput.png'))
+    print(f'Wrote env_throughput.json, .md and .png to {args.outdir}', file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,35 @@
+"""Installs the `agents` package: batched reinforcement learning and BatchPPO."""
+
+import setuptools
+
+setuptools.setup(
+    name='agents',
+    version='2.0.0',
+    description=(
+        'Efficient batched reinforcement learning in TensorFlow: '
+        'process-parallel environments, in-graph stepping, and BatchPPO.'),
+    long_description=open('README.md').read(),
+    long_description_content_type='text/markdown',
+    license='Apache-2.0',
+    packages=setuptools.find_packages(include=['agents', 'agents.*']),
+    python_requires='>=3.10',
+    install_requires=[
+        'tensorflow-cpu>=2.16',
+        'gymnasium>=1.0',
+        'numpy',
+        'cloudpickle',
+        'ruamel.yaml',
+        'absl-py',
+    ],
+    extras_require={
+        'test': ['pytest'],
+        'mujoco': ['gymnasium[mujoco]>=1.0'],
+        'video': ['imageio', 'imageio-ffmpeg', 'pygame'],
+        'ray': ['ray'],
+    },
+    classifiers=[
+        'Programming Language :: Python :: 3',
+        'License :: OSI Approved :: Apache Software License',
+        'Topic :: Scientific/Engineering :: Artificial Intelligence',
+    ],
+)
