@@ -138,20 +138,44 @@ def backends(constructor):
     }
 
 
+def process_tree_cpu_seconds(pid=None):
+    """CPU seconds (user and system) used so far by a process and its descendants."""
+    pid = pid or os.getpid()
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            fields = stat.read().rsplit(')', 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+        children = []
+        for task in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{task}/children') as listing:
+                children += listing.read().split()
+    except (FileNotFoundError, ProcessLookupError):  # The process just ended.
+        return 0.0
+    return total + sum(process_tree_cpu_seconds(int(child)) for child in children)
+
+
 def measure(backend, actions, duration):
-    """Env-steps per second of `backend` stepping for about `duration` seconds."""
+    """Step `backend` for about `duration` seconds.
+
+    Returns:
+      Env-steps per second, and CPU microseconds per env-step summed over this
+      process and all its descendants (the work done, whatever the wall time).
+    """
     batch_steps = 0
+    cpu_start = process_tree_cpu_seconds()
     start = time.perf_counter()
     while True:
         backend.step(actions[batch_steps % len(actions)])
         batch_steps += 1
         elapsed = time.perf_counter() - start
         if elapsed >= duration:
-            return batch_steps * actions.shape[1] / elapsed
+            env_steps = batch_steps * actions.shape[1]
+            cpu = process_tree_cpu_seconds() - cpu_start
+            return env_steps / elapsed, cpu / env_steps * 1e6
 
 
 def benchmark_size(env_id, size, duration, repeats):
-    """Best env-steps/s of every backend for one environment and batch size."""
+    """Best env-steps/s and median CPU us per env-step of every backend."""
     constructor = functools.partial(gym.make, env_id)
     space = gym.make(env_id).action_space
     space.seed(size)
@@ -167,21 +191,24 @@ def benchmark_size(env_id, size, duration, repeats):
         for backend in built.values():
             measure(backend, actions, min(0.2, duration))  # Warm up.
         best = {name: 0.0 for name in built}
+        cpu = {name: [] for name in built}
         for _ in range(repeats):
             for name, backend in built.items():
-                best[name] = max(best[name], measure(backend, actions, duration))
+                rate, cpu_per_step = measure(backend, actions, duration)
+                best[name] = max(best[name], rate)
+                cpu[name].append(cpu_per_step)
     finally:
         for backend in built.values():
             backend.close()
-    return best
+    return best, {name: float(np.median(values)) for name, values in cpu.items()}
 
 
-def markdown_tables(env_id, results, sizes):
-    """Tables of env-steps/s per backend and of the default's speed-up over peers."""
+def markdown_tables(env_id, results, cpu, sizes):
+    """Tables of env-steps/s, of the default's speed-up over peers, and of CPU cost."""
     names = list(dict.fromkeys(name for size in sizes for name in results[str(size)]))
     header = '| ' + ' | '.join(f'N={size}' for size in sizes) + ' |'
     rule = '|---' * (len(sizes) + 1) + '|'
-    lines = [f'### {env_id}: env-steps/s', '', '| backend ' + header, rule]
+    lines = [f'### {env_id}: env-steps/s (best turn)', '', '| backend ' + header, rule]
     for name in names:
         cells = [results[str(size)].get(name) for size in sizes]
         lines.append(f'| {name} | ' + ' | '.join(
@@ -196,6 +223,12 @@ def markdown_tables(env_id, results, sizes):
             ours, peer = results[str(size)].get(DEFAULT), results[str(size)].get(name)
             cells.append('-' if not ours or not peer else f'{ours / peer:.2f}x')
         lines.append(f'| {name} | ' + ' | '.join(cells) + ' |')
+    lines += ['', f'### {env_id}: CPU microseconds per env-step, all processes (median turn)',
+              '', '| backend ' + header, rule]
+    for name in names:
+        cells = [cpu[str(size)].get(name) for size in sizes]
+        lines.append(f'| {name} | ' + ' | '.join(
+            '-' if value is None else f'{value:.0f}' for value in cells) + ' |')
     return '\n'.join(lines)
 
 
@@ -242,30 +275,31 @@ def plot(results, sizes, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true',
-                        help='shorter measurements (0.5 s, 2 turns) for a fast check')
+                        help='shorter measurements (0.25 s, 3 turns) for a fast check')
     parser.add_argument('--envs', default='Pendulum-v1,HalfCheetah-v5')
     parser.add_argument('--sizes', default='1,2,4,8,16,32')
     parser.add_argument('--duration', type=float, help='seconds per measurement turn')
     parser.add_argument('--repeats', type=int, help='measurement turns per backend')
     parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
     args = parser.parse_args()
-    duration = args.duration or (0.5 if args.quick else 2.0)
-    repeats = args.repeats or (2 if args.quick else 3)
+    duration = args.duration or (0.25 if args.quick else 0.5)
+    repeats = args.repeats or (3 if args.quick else 6)
     sizes = [int(size) for size in args.sizes.split(',')]
-    results = {}
+    results, cpu = {}, {}
     load_before = os.getloadavg()
     for env_id in args.envs.split(','):
-        results[env_id] = {}
+        results[env_id], cpu[env_id] = {}, {}
         for size in sizes:
             print(f'{env_id} N={size} ...', file=sys.stderr, flush=True)
-            results[env_id][str(size)] = benchmark_size(env_id, size, duration, repeats)
+            results[env_id][str(size)], cpu[env_id][str(size)] = benchmark_size(
+                env_id, size, duration, repeats)
     report = [
         f'Command: python benchmarks/env_throughput.py {" ".join(sys.argv[1:])}'.rstrip(),
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
         f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend.',
         '']
     for env_id in results:
-        report += [markdown_tables(env_id, results[env_id], sizes), '']
+        report += [markdown_tables(env_id, results[env_id], cpu[env_id], sizes), '']
     report += ['Targets:'] + check_targets(results)
     print('\n'.join(report))
     os.makedirs(args.outdir, exist_ok=True)
@@ -276,7 +310,7 @@ def main():
                         'gymnasium': gym.__version__, 'load_before': load_before,
                         'load_after': os.getloadavg()},
             'duration': duration, 'repeats': repeats,
-            'env_steps_per_second': results}, file, indent=2)
+            'env_steps_per_second': results, 'cpu_us_per_env_step': cpu}, file, indent=2)
     with open(os.path.join(args.outdir, 'env_throughput.md'), 'w') as file:
         file.write('\n'.join(report) + '\n')
     plot(results, sizes, os.path.join(args.outdir, 'env_throughput.png'))

@@ -172,4 +172,3 @@ class EpisodeMemory:
         return tf.compat.v1.assert_less(
             rows, self._capacity,
             message=f'EpisodeMemory capacity {self._capacity} exceeded')
-

@@ -12,8 +12,8 @@ Transition = collections.namedtuple('Transition', 'observ, reward')
 
 
 def _template():
-    return Transition(tf.zeros([2], tf.float32), {'done': tf.zeros([], tf.bool),
-                                                   'count': tf.zeros([], tf.int32)})
+    reward = {'done': tf.zeros([], tf.bool), 'count': tf.zeros([], tf.int32)}
+    return Transition(tf.zeros([2], tf.float32), reward)
 
 
 def _initialized_session():

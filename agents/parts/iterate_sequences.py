@@ -22,7 +22,7 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
     remainder smaller than a batch is dropped. Without `batch_size`, each
     batch holds all chunks and the consumer runs `num_epochs` times.
 
-    The consumer runs inside a `tf.scan` loop, one batch after another, so it
+    The consumer runs inside a `tf.while_loop`, one batch after another, so it
     may build training operations: every stateful operation it creates (such
     as a variable update) runs once per batch, before its outputs are
     returned, even if the outputs do not depend on it. Order the stateful
@@ -33,8 +33,9 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
             structure like `sequences` of tensors [batch, time, ...], and
             'length', an int32 vector of the valid steps in each row. It returns
             a nested structure like `output_template`.
-        output_template: Nested structure of tensors or values with the shape
-            and dtype of the consumer's outputs, for example `(0.0, '')`.
+        output_template: Nested structure of tensors or values with the
+            structure and dtypes of the consumer's outputs, for example
+            `(0.0, '')`; the outputs' own static shapes are kept.
         sequences: Nested structure of tensors with leading dimensions
             [number of sequences, time].
         length: Int32 vector of the valid steps of each sequence.
@@ -47,11 +48,14 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
 
     Returns:
         Nested structure like `output_template` of the consumer's outputs,
-        stacked along a new leading dimension of one entry per batch.
+        stacked along a new leading dimension of one entry per batch. Running
+        it fails if no sequence has a valid step.
 
     Raises:
         ValueError: If `chunk_length`, `batch_size` or `num_epochs` is not a
-            positive integer.
+            positive integer, or the consumer's outputs are not structured like
+            `output_template`.
+        TypeError: If the consumer's outputs differ in dtype from the template.
     """
     for name, value in (('chunk_length', chunk_length), ('batch_size', batch_size)):
         if value is not None and not (isinstance(value, int) and value > 0):
@@ -70,11 +74,14 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
             size = tf.minimum(batch_size, num_chunks)
         else:
             size = num_chunks
-        num_batches = num_epochs * num_chunks // tf.maximum(size, 1)
-        order = tf.reshape(
-            tf.argsort(tf.random.uniform([num_epochs, num_chunks]), axis=1), [-1])
+        assert_chunks = tf.debugging.assert_positive(
+            num_chunks, message='iterate_sequences got no sequence with a valid step')
+        with tf.control_dependencies([assert_chunks]):
+            num_batches = num_epochs * num_chunks // size
+            order = tf.reshape(
+                tf.argsort(tf.random.uniform([num_epochs, num_chunks]), axis=1), [-1])
 
-        def consume_batch(unused_previous_output, batch_index):
+        def consume_batch(batch_index):
             indices = order[batch_index * size:(batch_index + 1) * size]
             batch = {
                 'sequence': nested.map(lambda tensor: tf.gather(tensor, indices), sequences),
@@ -82,9 +89,43 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
             }
             return _run_with_side_effects(consumer_fn, batch)
 
-        return tf.scan(
-            consume_batch, tf.range(num_batches), initializer=output_template,
-            parallel_iterations=1)
+        return _loop_and_stack(consume_batch, output_template, num_batches)
+
+
+def _loop_and_stack(body_fn, output_template, num_iterations):
+    """Calls `body_fn(index)` for each index in order and stacks the outputs.
+
+    Unlike `tf.scan`, the outputs may have a less specific shape than the
+    template, such as an unknown batch dimension.
+    """
+    template = nested.map(tf.convert_to_tensor, output_template)
+    output_shapes = []
+
+    def loop_body(index, arrays):
+        outputs = nested.map(_check_output_dtype, template, body_fn(index))
+        output_shapes.append(nested.map(lambda output: output.shape, outputs))
+        arrays = nested.map(lambda array, output: array.write(index, output), arrays, outputs)
+        return index + 1, arrays
+
+    arrays = nested.map(lambda tensor: tf.TensorArray(tensor.dtype, num_iterations), template)
+    _, arrays = tf.while_loop(
+        lambda index, _: index < num_iterations, loop_body, (0, arrays), parallel_iterations=1)
+
+    def stack(array, shape):
+        stacked = array.stack()
+        stacked.set_shape(tf.TensorShape([None]).concatenate(shape))
+        return stacked
+
+    return nested.map(stack, arrays, output_shapes[-1])
+
+
+def _check_output_dtype(template, output):
+    output = tf.convert_to_tensor(output)
+    if output.dtype != template.dtype:
+        raise TypeError(
+            f'consumer_fn returned a {output.dtype.name} tensor where output_template has '
+            f'{template.dtype.name}.')
+    return output
 
 
 def _run_with_side_effects(consumer_fn, batch):

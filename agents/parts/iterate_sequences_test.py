@@ -43,7 +43,6 @@ def test_each_sequence_is_visited_once_per_epoch():
             assert sizes.tolist() == [batch_size] * 8
             assert sess.run(visits).tolist() == [num_epochs] * num_sequences
             assert sess.run(calls) == 8
-            sess.run(tf.compat.v1.global_variables_initializer())
 
 
 def test_without_batch_size_each_epoch_is_one_batch():
@@ -142,19 +141,23 @@ def test_optimizer_step_per_batch():
     assert losses[-1] < losses[0]
 
 
-def test_no_chunks_means_no_calls():
+def test_no_valid_step_fails_clearly():
     with tf.Graph().as_default():
-        calls = tf.Variable(0, trainable=False)
-
-        def consumer(batch):
-            del batch
-            return calls.assign_add(1)
-
-        outputs = iterate_sequences(consumer, 0, tf.zeros([2, 3]), [0, 0], chunk_length=2,
-                                    batch_size=2, num_epochs=2)
+        outputs = iterate_sequences(lambda batch: 0, 0, tf.zeros([2, 3]), [0, 0],
+                                    chunk_length=2, batch_size=2)
         with _initialized_session() as sess:
-            assert sess.run(outputs).shape == (0,)
-            assert sess.run(calls) == 0
+            with pytest.raises(tf.errors.InvalidArgumentError, match='no sequence with a valid'):
+                sess.run(outputs)
+
+
+def test_outputs_must_match_template():
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match='returned a int32 tensor where output_template has '
+                                            'float32'):
+            iterate_sequences(lambda batch: 0, 0.0, tf.zeros([1, 1]), [1])
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match='lengths'):
+            iterate_sequences(lambda batch: (0.0,), (0.0, ''), tf.zeros([1, 1]), [1])
 
 
 def test_shuffles_between_epochs():

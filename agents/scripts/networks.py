@@ -85,8 +85,9 @@ class _StatelessCell:
 class FeedForwardGaussian(_StatelessCell):
     """Separate policy and value networks for continuous actions.
 
-    The policy network outputs the mean action; the log standard deviation is a
-    learned vector that does not depend on the observation. The cell outputs
+    The policy network outputs the mean action through a tanh, inside the
+    normalized action range [-1, 1]; the log standard deviation is a learned
+    vector that does not depend on the observation. The cell outputs
     `(mean [batch, action_size], log_std [batch, action_size], value [batch])`.
 
     Args:
@@ -113,8 +114,9 @@ class FeedForwardGaussian(_StatelessCell):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
             features, state = self._policy_features(observ, state)
+            # The tanh keeps the mean inside the normalized action range [-1, 1].
             mean = _dense(
-                features, self._action_size, weight_initializer=_output_initializer(
+                features, self._action_size, tf.tanh, weight_initializer=_output_initializer(
                     self._init_output_factor), name='mean')
             log_std = tf.compat.v1.get_variable(
                 'log_std', [self._action_size], tf.float32,

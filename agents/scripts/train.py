@@ -77,14 +77,13 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
     Yields:
       Mean score of each training and evaluation phase.
     """
-    tf.compat.v1.reset_default_graph()
     if config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
-    if config.get('seed') is not None:
-        tf.compat.v1.set_random_seed(config.seed)
-    with tf.device('/cpu:0'):
+    with tf.Graph().as_default(), tf.device('/cpu:0'):
+        if config.get('seed') is not None:
+            tf.compat.v1.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
             environment_constructors(config, config.num_agents), env_backend,
             **(backend_options or {}))
@@ -151,7 +150,6 @@ def _backend_options(backend):
 def main(argv):
     del argv  # Unused.
     logging.set_verbosity(logging.INFO)
-    tf.compat.v1.disable_eager_execution()
     if not FLAGS.config and not FLAGS.timestamp:
         raise app.UsageError('Pass --config=NAME for a new run or --timestamp=T to resume one.')
     try:

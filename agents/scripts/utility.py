@@ -189,7 +189,7 @@ def _resolve(import_path, allowed, path):
     return value
 
 
-def make_environment(env, max_length=None, normalize_ranges=True, seed=None):
+def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None):
     """Create one environment of a task with the standard wrappers.
 
     Args:
@@ -198,6 +198,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None):
         time limit applies if None.
       normalize_ranges: Map finite observation and action ranges to [-1, 1].
       seed: Seed for the environment's random generator, or None.
+      render_mode: Gymnasium render mode of an environment given by id, such as
+        'rgb_array' to record videos.
 
     Raises:
       ConfigError: If the Gymnasium id is unknown or the action space is neither
@@ -209,7 +211,7 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None):
     if isinstance(env, str):
         try:
             # Gymnasium's own time limit is set to ours, so it cannot end episodes earlier.
-            env = gym.make(env, max_episode_steps=max_length or None)
+            env = gym.make(env, max_episode_steps=max_length or None, render_mode=render_mode)
         except gym.error.Error as error:
             raise ConfigError(f'Cannot make environment {env!r}: {error}') from None
     else:

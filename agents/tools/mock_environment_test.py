@@ -122,5 +122,6 @@ def test_render_frames():
         MockEnvironment((), (), 1, 1).render()
 
 
+@pytest.mark.filterwarnings('ignore:.*maximum value is infinity')
 def test_passes_gymnasium_checker():
     env_checker.check_env(MockEnvironment((3,), (2,), 5, 10), skip_render_check=True)

@@ -10,6 +10,9 @@ one short reply back. The parent process steps a share of the environments
 itself while the workers step theirs.
 """
 
+import copyreg
+import functools
+import io
 import multiprocessing
 import os
 import pickle
@@ -58,6 +61,14 @@ class ParallelBatchEnv:
     resetting would give: `step` returns the last observation of the episode and
     `reset` the first of the next. An environment stepped again without a reset
     continues in the already started next episode.
+
+    An exception in an environment raises `wrappers.WorkerError` (naming the
+    exception, with the worker's traceback) once all workers have answered; the
+    batch stays usable but should be reset. A worker that dies raises
+    `wrappers.WorkerDiedError` and closes the batch. `close()` ends the workers
+    and unlinks the shared memory; it also runs when the object is garbage
+    collected or the interpreter exits, and workers exit when their parent dies.
+    Not thread-safe.
     """
 
     def __init__(
@@ -78,7 +89,8 @@ class ParallelBatchEnv:
           auto_reset: Reset finished environments right after the step that ended
             their episode, so `reset` of those environments needs no round trip.
           start_method: Multiprocessing start method; 'forkserver' or 'spawn' are
-            safe in a process that has imported TensorFlow.
+            safe in a process that has imported TensorFlow. With 'fork', workers
+            inherit each other's pipes and may outlive a killed parent.
 
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
@@ -149,12 +161,12 @@ class ParallelBatchEnv:
         """
         self._check_open()
         self._actions[...] = self._check_actions(actions)
-        workers = self._resources.workers
-        local = self._resources.local
-        replies = self._exchange(
-            [(worker, _STEP, None) for worker in workers], local.step if local else None)
-        infos = [{} for _ in range(self._size)]
+        # Until this step succeeds, no environment has a first observation waiting.
+        self._has_first_observ[:] = False
         self._first_infos = {}
+        local = self._resources.local
+        replies = self._exchange(self._step_messages, local.step if local else None)
+        infos = [{} for _ in range(self._size)]
         for reply in replies:
             if reply is not None:
                 step_infos, first_infos = reply
@@ -197,9 +209,7 @@ class ParallelBatchEnv:
             requests = [(index, None) for index in indices if not self._has_first_observ[index]]
         else:
             requests = list(zip(indices, seeds or [None] * len(indices)))
-        first_infos = {
-            index: self._first_infos.pop(index) for index in indices
-            if index in self._first_infos}
+        stashed_infos = {index: self._first_infos.pop(index, {}) for index in indices}
         local = self._resources.local
         local_requests = [
             (index, seed) for index, seed in requests if local and index < local.stop]
@@ -214,11 +224,15 @@ class ParallelBatchEnv:
         if local_requests:
             def run_local():
                 return local.reset(local_requests, options)
+        fresh_infos = {}
         for reply in self._exchange(messages, run_local):
-            first_infos.update(reply or {})
+            fresh_infos.update(reply)
         self._has_first_observ[indices] = False
         observ = self._first_observ[np.asarray(indices, dtype=np.intp)]
-        return observ, tuple(first_infos.get(index, {}) for index in indices)
+        requested = {index for index, _ in requests}
+        return observ, tuple(
+            fresh_infos.get(index, {}) if index in requested else stashed_infos[index]
+            for index in indices)
 
     def call(self, name, *args, **kwargs):
         """Call a method (or read an attribute) of every environment.
@@ -264,6 +278,7 @@ class ParallelBatchEnv:
             self._resources.workers.append(_Worker(
                 context, index, cloudpickle.dumps(constructors[start:stop]), start,
                 seeds[start:stop], self._auto_reset))
+        self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
         self._poller = select.poll()
         self._worker_of_fd = {}
         for worker in self._resources.workers:
@@ -367,6 +382,8 @@ class ParallelBatchEnv:
     def _check_actions(self, actions):
         """Return the actions as an array after checking batch size and shape."""
         actions = np.asarray(actions)
+        if actions.shape == self._actions.shape and actions.dtype == self._actions.dtype:
+            return actions
         if actions.ndim == 0 or len(actions) != self._size:
             size = 'a scalar' if actions.ndim == 0 else f'a batch of {len(actions)}'
             raise ValueError(
@@ -642,7 +659,32 @@ def _worker_main(constructors, start, seeds, auto_reset, command_reader, result_
             shared.close()
 
 
-def _encode(kind, payload, dumps=pickle.dumps):
+class _ReplyPickler(pickle.Pickler):
+    """Pickles NumPy scalars as Python numbers plus their type, about twice as fast.
+
+    Environments such as the MuJoCo tasks return infos of NumPy scalars at every
+    step; NumPy's own pickling of a scalar (dtype plus raw bytes) dominates the
+    cost of sending them. The conversion is exact for these types.
+    """
+
+    dispatch_table = copyreg.dispatch_table.copy()
+    for _type, _python_type in [
+            (np.float16, float), (np.float32, float), (np.float64, float), (np.bool_, bool),
+            (np.int8, int), (np.int16, int), (np.int32, int), (np.int64, int),
+            (np.uint8, int), (np.uint16, int), (np.uint32, int), (np.uint64, int)]:
+        dispatch_table[_type] = functools.partial(
+            lambda value, scalar_type, python_type: (scalar_type, (python_type(value),)),
+            scalar_type=_type, python_type=_python_type)
+    del _type, _python_type
+
+
+def _dumps_reply(payload, protocol):
+    buffer = io.BytesIO()
+    _ReplyPickler(buffer, protocol).dump(payload)
+    return buffer.getvalue()
+
+
+def _encode(kind, payload, dumps=_dumps_reply):
     """Bytes of one message: the kind byte, then the payload's length and pickle."""
     if kind not in _KINDS_WITH_PAYLOAD:
         return kind

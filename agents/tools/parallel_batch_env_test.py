@@ -34,7 +34,7 @@ class _CountingEnv(gym.Env):
         self._count += 1
         if self._count == self._fail_at_step:
             raise ValueError(f'step {self._count} failed on purpose')
-        info = {'action': int(action)} if action == 2 else {}
+        info = {'action': int(action), 'half': np.float32(action) / 2} if action == 2 else {}
         return self._observe(), float(action), self._count >= 4, False, info
 
     def _observe(self):
@@ -139,7 +139,8 @@ def test_discrete_and_integer_observations_infos_and_call():
             observ, reward, terminated, _, infos = batch.step([0, 1, 2])
             np.testing.assert_array_equal(observ, [step] * 3)
             np.testing.assert_array_equal(reward, [0, 1, 2])
-            assert infos == ({}, {}, {'action': 2})
+            assert infos == ({}, {}, {'action': 2, 'half': 1.0})
+            assert type(infos[2]['half']) is np.float32
         assert terminated.all()
         # The automatic reset's info is handed out with its first observation.
         observ, infos = batch.reset([2, 0])

@@ -23,6 +23,7 @@ import copy
 import functools
 import logging
 import math
+import numbers
 import threading
 import traceback
 
@@ -228,14 +229,16 @@ def ray_environments(
     elif address is not None:
         logging.warning(
             'Ray is already initialised; using the current cluster, not address %r.', address)
+    envs_per_actor = int(envs_per_actor)
     num_actors = math.ceil(len(constructors) / envs_per_actor)
-    group = _reserve_cpus(ray, num_actors, num_cpus_per_actor, placement, startup_timeout)
+    reservation = _reserve_cpus(
+        ray, num_actors, num_cpus_per_actor, placement, startup_timeout)
     hosts = []
     try:
         for actor_index in range(num_actors):
             start = actor_index * envs_per_actor
             hosts.append(_ActorHost(
-                ray, group, actor_index, start, num_cpus_per_actor,
+                ray, reservation, actor_index, start, num_cpus_per_actor,
                 constructors[start:start + envs_per_actor], restart_on_failure,
                 startup_timeout))
         for host in hosts:
@@ -243,7 +246,7 @@ def ray_environments(
     except BaseException:
         for host in hosts:
             host.close_all()
-        group.release()
+        reservation.release()
         raise
     return [RayEnvironment(host, index) for host in hosts for index in range(host.size)]
 
@@ -257,9 +260,11 @@ def _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement
             raise TypeError(
                 f'Constructor {index} must be a callable that returns an environment, '
                 f'got {constructor!r}.')
-    if not isinstance(envs_per_actor, int) or envs_per_actor < 1:
+    is_integer = isinstance(envs_per_actor, numbers.Integral) and not isinstance(
+        envs_per_actor, bool)
+    if not is_integer or envs_per_actor < 1:
         raise ValueError(f'envs_per_actor must be a positive integer, got {envs_per_actor!r}.')
-    if not isinstance(num_cpus_per_actor, (int, float)) or not num_cpus_per_actor > 0:
+    if not isinstance(num_cpus_per_actor, numbers.Real) or not num_cpus_per_actor > 0:
         raise ValueError(
             f'num_cpus_per_actor must be a positive number (fractions like 0.5 are fine), '
             f'got {num_cpus_per_actor!r}.')
@@ -291,11 +296,11 @@ def _reserve_cpus(ray, num_actors, num_cpus_per_actor, placement, timeout):
             f'CPUs = {num_actors * num_cpus_per_actor} CPUs within {timeout} s; it has '
             f'{available} CPUs in total. Lower num_cpus_per_actor, raise envs_per_actor, '
             f'or add nodes.')
-    return _PlacementGroup(ray, placement_group, num_actors)
+    return _CpuReservation(ray, placement_group, num_actors)
 
 
-class _PlacementGroup:
-    """The CPUs reserved for the actors; released when the last actor closes."""
+class _CpuReservation:
+    """The placement group holding the actors' CPUs; removed after the last actor."""
 
     def __init__(self, ray, placement_group, num_actors):
         self._ray = ray
@@ -347,13 +352,13 @@ class _ActorHost:
     """Client side of one actor: batches requests and handles the actor's death."""
 
     def __init__(
-            self, ray, placement_group, actor_index, first_env, num_cpus, constructors,
+            self, ray, reservation, actor_index, first_env, num_cpus, constructors,
             restart_on_failure, startup_timeout):
         """Start the actor; its environments are built in the background.
 
         Args:
           ray: The Ray module.
-          placement_group: `_PlacementGroup` holding this actor's CPUs.
+          reservation: `_CpuReservation` holding this actor's CPUs.
           actor_index: Index of the actor and of its bundle in the group.
           first_env: Index of this actor's first environment among all created
             together, for error messages.
@@ -363,7 +368,7 @@ class _ActorHost:
           startup_timeout: Seconds to wait for an actor's environments to be built.
         """
         self._ray = ray
-        self._placement_group = placement_group
+        self._reservation = reservation
         self._actor_index = actor_index
         self._first_env = first_env
         self._num_cpus = num_cpus
@@ -428,14 +433,14 @@ class _ActorHost:
                     pass  # Ending the actor below closes what remains.
             self._ray.kill(self._actor)
             self._actor = None
-            self._placement_group.actor_closed()
+            self._reservation.actor_closed()
 
     def _start_actor(self):
         """Start an actor in this host's bundle; return it and its build reference."""
         actor_class = _remote_host_class(self._ray)
         actor = actor_class.options(
             num_cpus=self._num_cpus, max_restarts=0,
-            scheduling_strategy=self._placement_group.scheduling_strategy(self._actor_index),
+            scheduling_strategy=self._reservation.scheduling_strategy(self._actor_index),
         ).remote(self._constructors)
         return actor, actor.build.remote()
 
@@ -445,9 +450,11 @@ class _ActorHost:
         batch.sent = True
         batch.generation = self._generation
         for index, request in batch.requests.items():
-            if index in self._restarted and request[:2] == (_CALL, 'step'):
-                self._restarted.discard(index)
-                batch.outcomes[index] = self._restart_outcome(index)
+            if index in self._restarted:
+                if _is_call(request, 'step'):
+                    batch.outcomes[index] = self._restart_outcome(index)
+                if _is_call(request, 'step') or _is_call(request, 'reset'):
+                    self._restarted.discard(index)
         remote = [(index, request) for index, request in batch.requests.items()
                   if index not in batch.outcomes]
         if remote:
@@ -456,14 +463,15 @@ class _ActorHost:
     def _resolve(self, batch, index):
         """Return the result of the request of environment `index` in `batch`."""
         with self._lock:
-            if self._actor is None:
-                raise RuntimeError(
-                    f'Cannot finish {_describe(batch.requests[index])}: the Ray environment '
-                    f'is closed.')
-            if not batch.sent:
-                self._send()
-            if index not in batch.outcomes:
-                self._collect(batch)
+            if not batch.sent or index not in batch.outcomes:
+                if self._actor is None:
+                    raise RuntimeError(
+                        f'Cannot finish {_describe(batch.requests[index])}: the Ray '
+                        f'environment is closed.')
+                if not batch.sent:
+                    self._send()
+                if index not in batch.outcomes:
+                    self._collect(batch)
             request = batch.requests[index]
             outcome = batch.outcomes[index]
             if outcome[0] == _EXCEPTION:
@@ -474,7 +482,7 @@ class _ActorHost:
                     f'\nRemote traceback:\n{remote_traceback}',
                     exception_type, remote_traceback)
             result = outcome[1]
-            if request[:2] in ((_CALL, 'step'), (_CALL, 'reset')):
+            if _is_call(request, 'step') or _is_call(request, 'reset'):
                 self._last_observs[index] = result[0]
             return result
 
@@ -483,7 +491,7 @@ class _ActorHost:
         if self._died_error:
             raise RayActorDiedError(str(self._died_error))
         try:
-            outcomes = self._get(batch.reference, 'waiting for ' + _describe_batch(batch))
+            outcomes = self._get(batch.reference, self._describe_batch(batch))
         except RayActorDiedError as error:
             if not self._restart_on_failure:
                 self._died_error = error
@@ -530,8 +538,9 @@ class _ActorHost:
         for index, request in batch.requests.items():
             if index in batch.outcomes:
                 continue
-            if request[:2] == (_CALL, 'step'):
+            if _is_call(request, 'step') or _is_call(request, 'reset'):
                 self._restarted.discard(index)
+            if _is_call(request, 'step'):
                 outcomes[index] = self._restart_outcome(index)
             else:
                 redo.append((index, request))
@@ -561,23 +570,27 @@ class _ActorHost:
                     f'Remote traceback:\n{remote_traceback}',
                     exception_type, remote_traceback)
 
+    def _describe_batch(self, batch):
+        """Describe the requests of a batch for error messages."""
+        return ', '.join(
+            f'{_describe(request)} on environment {self._first_env + index}'
+            for index, request in batch.requests.items())
+
     def _name(self):
         """Names the actor and its environments for messages."""
         return (f'Ray actor {self._actor_index} (environments {self._first_env} to '
                 f'{self._first_env + self.size - 1})')
 
 
+def _is_call(request, method):
+    """Whether a request calls the given method of the environment."""
+    return request[0] == _CALL and request[1] == method
+
+
 def _describe(request):
     """Describe a request for error messages."""
     kind, name, _, _ = request
     return f'reading attribute {name!r}' if kind == _ACCESS else f'calling {name}()'
-
-
-def _describe_batch(batch):
-    """Describe the requests of a batch for error messages."""
-    return ', '.join(
-        f'{_describe(request)} on environment {index}'
-        for index, request in batch.requests.items())
 
 
 class _RemoteCallable:

@@ -73,13 +73,14 @@ def _assert_all_released(ray):
     assert states <= {'REMOVED'}
 
 
-@pytest.mark.parametrize('envs_per_actor', [1, 2])
-def test_batch_env_matches_in_process_envs(ray, envs_per_actor):
+@pytest.mark.parametrize('envs_per_actor, placement', [(1, 'spread'), (2, 'pack')])
+def test_batch_env_matches_in_process_envs(ray, envs_per_actor, placement):
     num_envs = 3  # With two envs per actor, the last actor hosts only one.
     seeds = [3, 5, 7]
     remote = batch_env.BatchEnv(
         ray_env.ray_environments(
-            [_pendulum] * num_envs, envs_per_actor=envs_per_actor, num_cpus_per_actor=0.5),
+            [_pendulum] * num_envs, envs_per_actor=envs_per_actor, num_cpus_per_actor=0.5,
+            placement=placement),
         blocking=False)
     local = batch_env.BatchEnv([_pendulum() for _ in range(num_envs)], blocking=True)
     try:
@@ -204,11 +205,13 @@ def test_restart_reports_envs_not_in_the_failed_batch(ray):
         for env in envs:
             env.reset(seed=0)
         os.kill(envs[0].call('pid'), signal.SIGKILL)
-        # The reset of env 0 is redone in the new actor; env 1 learns on its next step.
+        # The reset of env 0 is redone in the new actor, which starts a new episode;
+        # env 1 learns of the restart on its next step.
         assert envs[0].reset(seed=0)[0].shape == (3,)
+        assert envs[0].step(np.zeros(1, np.float32))[4] == {}
         transition = envs[1].step(np.zeros(1, np.float32))
         assert transition[3] and transition[4] == {'env_restarted': True}
-        assert not envs[1].step(np.zeros(1, np.float32))[3]
+        assert envs[1].step(np.zeros(1, np.float32))[4] == {}
     finally:
         for env in envs:
             env.close()

@@ -61,7 +61,8 @@ def simulate(batch_env, algo, log=True, reset=False):
                     all_indices, observ, batch_env.action.read_value(),
                     batch_env.reward.read_value(), batch_env.done.read_value(),
                     batch_env.observ.read_value())
-            return tf.compat.v1.summary.merge([perform_summary, experience_summary])
+                step_summary = tf.compat.v1.summary.merge([perform_summary, experience_summary])
+            return step_summary, tf.group(add_score, add_length)
 
         def summaries():
             def mean_summary(name, mean):
@@ -77,8 +78,10 @@ def simulate(batch_env, algo, log=True, reset=False):
             reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
         begin_summary = _call_if_any(begin_episode, begin_indices)
         with tf.control_dependencies([begin_summary]):
-            step_summary = step()
-        with tf.control_dependencies([step_summary]):
+            step_summary, stepped = step()
+        # Ops below depend on the step's state changes explicitly: the summaries
+        # alone need not carry that ordering through the algorithm's branches.
+        with tf.control_dependencies([step_summary, stepped]):
             end_indices = _true_indices(batch_env.done)
             end_summary = _call_if_any(algo.end_episode, end_indices)
         with tf.control_dependencies([end_summary]):
@@ -88,7 +91,7 @@ def simulate(batch_env, algo, log=True, reset=False):
         with tf.control_dependencies([submit_score, submit_length]):
             summary = tf.compat.v1.summary.merge(
                 [summaries(), begin_summary, step_summary, end_summary])
-        with tf.control_dependencies([summary]):
+        with tf.control_dependencies([summary, stepped, submit_score, submit_length]):
             done = tf.identity(batch_env.done.read_value())
             score = tf.identity(score.read_value())
         return done, score, summary

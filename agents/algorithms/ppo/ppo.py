@@ -29,6 +29,11 @@ from agents.tools import nested
 # the action taken, and the parameters of the policy that chose it.
 _Transition = collections.namedtuple('Transition', 'observ, action, policy, reward')
 
+# Scalars each update step reports; their means over an update are summarized.
+_UPDATE_METRICS = (
+    'value_loss', 'policy_loss', 'entropy', 'kl', 'surrogate_loss', 'kl_penalty', 'kl_cutoff',
+    'gradient_norm', 'skipped_updates')
+
 
 class PPO:
     """BatchPPO: the algorithm interface of `tools.simulate`, learning in the graph."""
@@ -131,8 +136,8 @@ class PPO:
                     nested.flatten(self._last_policy),
                     nested.flatten(output.policy.parameters))]
             summary = self._summary_if_logging(lambda: [
-                tf.compat.v1.summary.histogram('action', action),
-                tf.compat.v1.summary.histogram('log_prob', log_prob)])
+                _histogram('perform/action', action),
+                _histogram('perform/log_prob', log_prob)])
             with tf.control_dependencies(remember_state + remember_policy):
                 return tf.identity(action), tf.identity(summary)
 
@@ -183,12 +188,10 @@ class PPO:
             return self._summary_if_logging(lambda: [
                 self._observ_filter.summary(),
                 self._reward_filter.summary(),
-                tf.compat.v1.summary.scalar('memory_size', self._memory_index),
-                tf.compat.v1.summary.histogram(
-                    'normalized_observ', self._observ_filter.transform(observ)),
-                tf.compat.v1.summary.scalar(
-                    'normalized_reward',
-                    tf.reduce_mean(self._reward_filter.transform(reward)))])
+                _scalar('experience/memory_size', self._memory_index),
+                _histogram('experience/normalized_observ', self._observ_filter.transform(observ)),
+                _scalar('experience/normalized_reward',
+                        tf.reduce_mean(self._reward_filter.transform(reward)))])
 
     def _define_end_episode(self, agent_indices):
         episodes, length = self._current_episodes.data(agent_indices)
@@ -235,9 +238,8 @@ class PPO:
             with tf.control_dependencies([penalty_summary]):
                 clear_memory = tf.group(self._memory.clear(), self._memory_index.assign(0))
             with tf.control_dependencies([clear_memory]):
-                weight_summary = self._summary_if_logging(self._weight_summaries)
                 return tf.compat.v1.summary.merge(
-                    [update_summary, penalty_summary, weight_summary])
+                    [update_summary, penalty_summary] + self._weight_summaries())
 
     def _perform_update_steps(self, observ, action, policy, reward, bootstrap, length):
         """Compute returns and advantages, then run the update epochs over chunks."""
@@ -253,23 +255,27 @@ class PPO:
         sequences = dict(
             observ=observ, action=action, policy=policy, return_=return_,
             advantage=advantage)
-        value_loss, policy_loss, summary = parts.iterate_sequences(
-            self._update_step, [0., 0., ''], sequences, length, config.chunk_length,
-            config.batch_size, config.update_epochs, padding_value=1)
-        with tf.control_dependencies([value_loss, policy_loss]):
-            return tf.compat.v1.summary.merge([
-                summary[-1],
-                tf.compat.v1.summary.scalar('value_loss', tf.reduce_mean(value_loss)),
-                tf.compat.v1.summary.scalar('policy_loss', tf.reduce_mean(policy_loss)),
-                tf.compat.v1.summary.histogram('return', utility.mask(return_, length)),
-                tf.compat.v1.summary.histogram('advantage', utility.mask(advantage, length))])
+        metrics = parts.iterate_sequences(
+            self._update_step, dict.fromkeys(_UPDATE_METRICS, 0.0), sequences, length,
+            config.chunk_length, config.batch_size, config.update_epochs, padding_value=1)
+        summaries = [
+            _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
+            for name in _UPDATE_METRICS]
+        summaries.append(_histogram('training/return', _valid_steps(return_, length)))
+        summaries.append(_histogram('training/advantage', _valid_steps(advantage, length)))
+        return tf.compat.v1.summary.merge(summaries)
 
-    def _update_step(self, sequences, length):
-        """One gradient step on a batch of chunks; skipped when not finite."""
+    def _update_step(self, batch):
+        """One gradient step on a batch of chunks, skipped when not finite.
+
+        Returns:
+          Dict of the scalar metrics named in `_UPDATE_METRICS`.
+        """
+        sequences, length = batch['sequence'], batch['length']
         network = self._network(sequences['observ'], length)
         old_policy = self._policy_type(**sequences['policy'])
-        value_loss, value_summary = self._value_loss(network.value, sequences['return_'], length)
-        policy_loss, policy_summary = self._policy_loss(
+        value_loss = self._value_loss(network.value, sequences['return_'], length)
+        policy_loss, policy_metrics = self._policy_loss(
             old_policy, network.policy, sequences['action'], sequences['advantage'], length)
         loss = value_loss + policy_loss
         gradients, variables = zip(*self._optimizer.compute_gradients(loss))
@@ -279,21 +285,23 @@ class PPO:
             is_finite,
             lambda: self._optimizer.apply_gradients(zip(gradients, variables)),
             lambda: _report_skipped_update(loss, gradient_norm))
-        summary = tf.compat.v1.summary.merge([
-            value_summary, policy_summary,
-            tf.compat.v1.summary.scalar('gradient_norm', gradient_norm)])
+        metrics = dict(
+            policy_metrics, value_loss=value_loss, policy_loss=policy_loss,
+            gradient_norm=gradient_norm, skipped_updates=1.0 - tf.cast(is_finite, tf.float32))
         with tf.control_dependencies([optimize]):
-            return [tf.identity(value_loss), tf.identity(policy_loss), tf.identity(summary)]
+            return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
 
     def _value_loss(self, value, return_, length):
         """Half the squared error of the value against the return, per valid step."""
         with tf.name_scope('value_loss'):
-            value_loss = 0.5 * _mean_over_time(tf.square(return_ - value), length)
-            value_loss = tf.reduce_mean(value_loss)
-            return value_loss, tf.compat.v1.summary.scalar('value_objective', value_loss)
+            return tf.reduce_mean(0.5 * _mean_over_time(tf.square(return_ - value), length))
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
-        """Surrogate objective with the adaptive KL penalty and the KL cutoff."""
+        """Surrogate objective with the adaptive KL penalty and the KL cutoff.
+
+        Returns:
+          Tuple of the loss and a dict of its parts for summaries.
+        """
         config = self._config
         with tf.name_scope('policy_loss'):
             kl = _mean_over_time(old_policy.kl(policy), length)
@@ -303,15 +311,11 @@ class PPO:
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             kl_cutoff = config.kl_cutoff_coef * tf.square(tf.nn.relu(kl - cutoff_threshold))
             policy_loss = tf.reduce_mean(surrogate_loss + kl_penalty + kl_cutoff)
-            entropy = tf.reduce_mean(_mean_over_time(policy.entropy(), length))
-            summary = tf.compat.v1.summary.merge([
-                tf.compat.v1.summary.scalar('entropy', entropy),
-                tf.compat.v1.summary.scalar('kl', tf.reduce_mean(kl)),
-                tf.compat.v1.summary.scalar('surrogate_loss', tf.reduce_mean(surrogate_loss)),
-                tf.compat.v1.summary.scalar('kl_penalty', tf.reduce_mean(kl_penalty)),
-                tf.compat.v1.summary.scalar('kl_cutoff', tf.reduce_mean(kl_cutoff)),
-                tf.compat.v1.summary.scalar('policy_objective', policy_loss)])
-            return policy_loss, summary
+            metrics = dict(
+                entropy=tf.reduce_mean(_mean_over_time(policy.entropy(), length)),
+                kl=tf.reduce_mean(kl), surrogate_loss=tf.reduce_mean(surrogate_loss),
+                kl_penalty=tf.reduce_mean(kl_penalty), kl_cutoff=tf.reduce_mean(kl_cutoff))
+            return policy_loss, metrics
 
     def _adjust_penalty(self, observ, old_policy_parameters, length):
         """Scale the KL penalty to keep the policy change near `kl_target`."""
@@ -326,17 +330,17 @@ class PPO:
             adjust = self._penalty.assign(self._penalty * factor)
             with tf.control_dependencies([adjust]):
                 return tf.compat.v1.summary.merge([
-                    tf.compat.v1.summary.scalar('kl_change', kl_change),
-                    tf.compat.v1.summary.scalar('penalty', self._penalty.read_value())])
+                    _scalar('training/kl_change', kl_change),
+                    _scalar('training/penalty', self._penalty.read_value())])
 
     def _weight_summaries(self):
         """Histograms of the trainable weights, grouped by the configured regexes."""
         summaries = []
         variables = tf.compat.v1.trainable_variables()
-        for name, pattern in self._config.weight_summaries.items():
+        for group, pattern in self._config.weight_summaries.items():
             for variable in [each for each in variables if re.match(pattern, each.name)]:
-                tag = f'weights_{name}/' + variable.name.replace(':', '_')
-                summaries.append(tf.compat.v1.summary.histogram(tag, variable))
+                name = variable.name.split(':')[0]
+                summaries.append(_histogram(f'weights_{group}/{name}', variable))
         return summaries
 
     def _summary_if_logging(self, build_summaries):
@@ -347,10 +351,24 @@ class PPO:
             lambda: tf.constant(''))
 
 
+def _scalar(tag, value):
+    """Scalar summary with exactly this tag, also inside conditionals and loops."""
+    return tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
+
+
+def _histogram(tag, values):
+    """Histogram summary with exactly this tag, also inside conditionals and loops."""
+    return tf.raw_ops.HistogramSummary(tag=tag, values=tf.cast(values, tf.float32))
+
+
+def _valid_steps(tensor, length):
+    """The entries of a [batch, time] tensor at the valid steps of each sequence."""
+    return tf.boolean_mask(tensor, tf.sequence_mask(length, tf.shape(tensor)[1]))
+
+
 def _variable(name, initial_value):
-    """A non-trainable resource variable, for algorithm state."""
-    return tf.compat.v1.get_variable(
-        name, initializer=initial_value, trainable=False, use_resource=True)
+    """A non-trainable variable for algorithm state; its name is made unique."""
+    return tf.Variable(initial_value, trainable=False, name=name)
 
 
 def _mean_over_time(tensor, length):

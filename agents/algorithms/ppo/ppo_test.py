@@ -1,0 +1,117 @@
+"""Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
+
+import numpy as np
+import tensorflow as tf
+
+from agents import tools
+from agents.algorithms.ppo import ppo
+from agents.scripts import configs
+from agents.scripts import networks
+
+
+def _config(**overrides):
+    config = configs.default()
+    config.update(
+        num_agents=2, update_every=2, update_epochs=2, max_length=5,
+        policy_layers=(8,), value_layers=(8,), chunk_length=None, batch_size=None)
+    config.update(overrides)
+    return tools.AttrDict(config)
+
+
+def _define_graph(config, durations=(5, 5)):
+    envs = [tools.MockEnvironment((3,), (2,), duration, duration) for duration in durations]
+    batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+    step = tf.compat.v1.train.get_or_create_global_step()
+    is_training = tf.compat.v1.placeholder(tf.bool, ())
+    should_log = tf.compat.v1.placeholder_with_default(False, ())
+    algo = ppo.PPO(batch_env, step, is_training, should_log, config)
+    done, score, summary = tools.simulate(batch_env, algo, should_log, False)
+    return algo, is_training, should_log, (done, score, summary)
+
+
+def _weights(sess):
+    return [sess.run(variable) for variable in tf.compat.v1.trainable_variables()]
+
+
+def test_update_changes_weights_once_memory_holds_update_every_episodes():
+    with tf.Graph().as_default():
+        algo, is_training, _, step_op = _define_graph(_config())
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before = _weights(sess)
+            for _ in range(4):  # The episodes are not done yet.
+                sess.run(step_op, {is_training: True})
+            assert sess.run(algo._memory_index) == 0
+            assert all(np.array_equal(a, b) for a, b in zip(before, _weights(sess)))
+            sess.run(step_op, {is_training: True})  # Two episodes end: memory full.
+            assert sess.run(algo._memory_index) == 0  # Cleared after training.
+            after = _weights(sess)
+            assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_evaluation_acts_greedily_and_does_not_learn():
+    with tf.Graph().as_default():
+        algo, is_training, _, step_op = _define_graph(_config())
+        observ = tf.constant(np.ones((2, 3), np.float32))
+        action, _ = algo.perform(tf.range(2), observ)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before = _weights(sess)
+            for _ in range(10):
+                sess.run(step_op, {is_training: False})
+            assert all(np.array_equal(a, b) for a, b in zip(before, _weights(sess)))
+            first, second = (sess.run(action, {is_training: False}) for _ in range(2))
+            np.testing.assert_allclose(first, second)  # The mode, not a sample.
+            first, second = (sess.run(action, {is_training: True}) for _ in range(2))
+            assert not np.allclose(first, second)
+
+
+def test_summaries_include_losses_when_logging():
+    with tf.Graph().as_default():
+        _, is_training, should_log, step_op = _define_graph(_config())
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            tags = set()
+            for _ in range(5):
+                summary = sess.run(step_op[2], {is_training: True, should_log: True})
+                tags |= {value.tag for value in tf.compat.v1.Summary.FromString(summary).value}
+        expected = {
+            'mean_score', 'mean_length', 'perform/action', 'experience/memory_size',
+            'training/value_loss', 'training/policy_loss', 'training/entropy', 'training/kl',
+            'training/penalty', 'training/kl_change', 'training/skipped_updates'}
+        assert expected <= tags, sorted(expected - tags)
+        assert any(tag.startswith('weights_policy/') for tag in tags)
+
+
+def test_recurrent_policy_trains_on_chunks():
+    with tf.Graph().as_default():
+        config = _config(network=networks.recurrent_gaussian, chunk_length=2, batch_size=2)
+        algo, is_training, _, step_op = _define_graph(config, durations=(3, 5))
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before = _weights(sess)
+            for _ in range(5):
+                sess.run(step_op, {is_training: True})
+            after = _weights(sess)
+            assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_truncated_episode_bootstraps_from_its_last_observation():
+    with tf.Graph().as_default():
+        config = _config(max_length=3)
+        truncated = tools.wrappers.LimitDuration(tools.MockEnvironment((3,), (2,), 9, 9), 3)
+        terminated = tools.MockEnvironment((3,), (2,), 3, 3)
+        batch_env = tools.InGraphBatchEnv(tools.BatchEnv([truncated, terminated], True))
+        algo = ppo.PPO(
+            batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(True),
+            tf.constant(False), config)
+        done, _, _ = tools.simulate(batch_env, algo, False, False)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(3):
+                sess.run(done)
+            # The third step ended both episodes and filled the memory; the
+            # bootstrap values stay in memory until the next update.
+            truncated_value, terminated_value = sess.run(algo._bootstrap)
+            assert truncated_value != 0.0
+            assert terminated_value == 0.0

@@ -1,0 +1,86 @@
+"""Tests of recording videos and statistics of a trained agent."""
+
+import json
+import os
+
+import gymnasium as gym
+import pytest
+
+from agents.scripts import train
+from agents.scripts import utility
+from agents.scripts import visualize
+
+
+def _train_tiny_run(logdir):
+    """Train a few steps of pendulum, storing the config and a checkpoint in `logdir`."""
+    config = utility.make_config('pendulum')
+    with config.unlocked():
+        config.num_agents = 2
+        config.update_every = 2
+        config.eval_episodes = 2
+        config.max_length = 20
+        config.steps = 80
+        config.update_epochs = 1
+    utility.save_config(config, logdir)
+    for _ in train.train(config, logdir, 'inprocess'):
+        pass
+
+
+def _is_mp4(path):
+    with open(path, 'rb') as file_:
+        return file_.read(12)[4:8] == b'ftyp'
+
+
+def test_writes_a_video_and_the_statistics_of_each_episode(tmp_path):
+    logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
+    _train_tiny_run(logdir)
+    stats = visualize.visualize(logdir, outdir, num_agents=2, num_episodes=2,
+                                env_processes=False)
+    with open(os.path.join(outdir, 'stats.json')) as file_:
+        assert json.load(file_) == stats
+    assert [episode['episode'] for episode in stats['episodes']] == [0, 1]
+    assert [episode['length'] for episode in stats['episodes']] == [20, 20]
+    assert stats['mean_length'] == 20
+    assert stats['mean_return'] < 0  # Pendulum's rewards are never positive.
+    assert sorted(os.listdir(outdir)) == ['episode-000.mp4', 'episode-001.mp4', 'stats.json']
+    for episode in stats['episodes']:
+        assert _is_mp4(os.path.join(outdir, episode['video']))
+
+
+def test_recorder_records_only_its_episodes_and_redoes_interrupted_ones(tmp_path):
+    env = gym.make('Pendulum-v1', max_episode_steps=3, render_mode='rgb_array')
+    recorder = visualize.EpisodeRecorder(env, str(tmp_path), episode_numbers=(4, 7))
+    recorder.reset(seed=0)
+    recorder.step(env.action_space.sample())
+    for _ in range(3):  # The first episode is cut short by a reset; then three episodes.
+        recorder.reset()
+        for _ in range(3):
+            recorder.step(env.action_space.sample())
+    recorder.close()
+    assert [episode['episode'] for episode in recorder.episodes] == [4, 7]
+    assert [episode['length'] for episode in recorder.episodes] == [3, 3]
+    assert sorted(os.listdir(tmp_path)) == ['episode-004.mp4', 'episode-007.mp4']
+    assert all(_is_mp4(os.path.join(tmp_path, name)) for name in os.listdir(tmp_path))
+
+
+@pytest.mark.filterwarnings('ignore:.*without specifying any render mode')
+def test_recorder_needs_rendered_frames(tmp_path):
+    recorder = visualize.EpisodeRecorder(gym.make('Pendulum-v1'), str(tmp_path), (0,))
+    with pytest.raises(ValueError, match="rendered no frame.*render_mode='rgb_array'"):
+        recorder.reset()
+    assert not os.listdir(tmp_path)
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path):
+    logdir = str(tmp_path / 'run')
+    utility.save_config(utility.make_config('pendulum'), logdir)
+    with pytest.raises(utility.ConfigError, match='No checkpoint in .*--checkpoint='):
+        visualize.visualize(logdir, str(tmp_path / 'videos'))
+    with pytest.raises(utility.ConfigError, match='No checkpoint .*missing'):
+        visualize.visualize(logdir, str(tmp_path / 'videos'),
+                            checkpoint=os.path.join(logdir, 'missing'))
+
+
+def test_missing_run_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(utility.ConfigError, match='No config.yaml in .*--logdir='):
+        visualize.visualize(str(tmp_path / 'no_run'), str(tmp_path / 'videos'))
