@@ -12,10 +12,14 @@ work.
 
 Usage:
   python benchmarks/env_throughput.py [--quick] [--envs Pendulum-v1] [--sizes 8,32]
+      [--backends SyncVector,Async] [--duration 0.5] [--repeats 6]
 
-Prints markdown tables of env-steps/s and of ParallelBatchEnv's speed-up over
-each peer, and writes env_throughput.json and env_throughput.png to
-benchmarks/results/ (or --outdir).
+Prints markdown tables of env-steps/s, of ParallelBatchEnv's speed-up over
+each peer, and of the CPU time per env-step summed over all processes of a
+backend (a measure of the work done that other load on the machine barely
+changes), and how many of ParallelBatchEnv's processes stepped at once (about 1
+when the machine has no idle core for them). Writes env_throughput.json, .md
+and .png to benchmarks/results/ (or --outdir).
 """
 
 import argparse
@@ -44,6 +48,25 @@ TARGETS = (
     ('Pendulum-v1', 32, 'gymnasium SyncVectorEnv', 1.5),
     ('HalfCheetah-v5', 16, 'gymnasium SyncVectorEnv', 1.5),
 )
+
+
+class StepTimer(gym.Wrapper):
+    """Adds up the wall time spent in `step`, to see whether processes overlapped."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.step_seconds = 0.0
+
+    def step(self, action):
+        start = time.perf_counter()
+        result = self.env.step(action)
+        self.step_seconds += time.perf_counter() - start
+        return result
+
+
+def timed_env(env_id):
+    """The environment `env_id` with a `StepTimer` around it."""
+    return StepTimer(gym.make(env_id))
 
 
 class InProcessLoop:
@@ -129,10 +152,9 @@ def backends(constructor):
             [constructor() for _ in range(size)], blocking=True)),
         'BatchEnv (ExternalProcess)': external_processes,
         DEFAULT: parallel,
+        'ParallelBatchEnv (1 worker)': functools.partial(parallel, num_workers=1),
         'ParallelBatchEnv (1 worker + parent)': functools.partial(
             parallel, num_workers=1, step_in_parent=True),
-        'ParallelBatchEnv (2 workers)': functools.partial(
-            parallel, num_workers=2, step_in_parent=False),
         'ParallelBatchEnv (2 workers + parent)': functools.partial(
             parallel, num_workers=2, step_in_parent=True),
     }
@@ -174,8 +196,9 @@ def measure(backend, actions, duration):
             return env_steps / elapsed, cpu / env_steps * 1e6
 
 
-def benchmark_size(env_id, size, duration, repeats):
-    """Best env-steps/s and median CPU us per env-step of every backend."""
+def benchmark_size(env_id, size, duration, repeats, only=None):
+    """Best env-steps/s and median CPU us per env-step of every backend, and the
+    default ParallelBatchEnv's lane concurrency."""
     constructor = functools.partial(gym.make, env_id)
     space = gym.make(env_id).action_space
     space.seed(size)
@@ -183,6 +206,8 @@ def benchmark_size(env_id, size, duration, repeats):
         np.stack([space.sample() for _ in range(size)]) for _ in range(ACTION_BATCHES)])
     built = {}
     for name, build in backends(constructor).items():
+        if only and name != DEFAULT and not any(part in name for part in only):
+            continue
         try:
             built[name] = build(size)
         except Exception as error:  # Report and go on with the other backends.
@@ -200,10 +225,30 @@ def benchmark_size(env_id, size, duration, repeats):
     finally:
         for backend in built.values():
             backend.close()
-    return best, {name: float(np.median(values)) for name, values in cpu.items()}
+    cpu = {name: float(np.median(values)) for name, values in cpu.items()}
+    return best, cpu, lane_concurrency(env_id, size, actions, duration)
 
 
-def markdown_tables(env_id, results, cpu, sizes):
+def lane_concurrency(env_id, size, actions, duration):
+    """How many of the default ParallelBatchEnv's processes stepped at once, on average.
+
+    The sum over all environments of the time spent in `step`, divided by the
+    wall time: about the number of processes stepping (parent and workers) when
+    they overlap, and about 1 when the machine serializes them (no free core).
+    """
+    env = parallel_batch_env.ParallelBatchEnv([functools.partial(timed_env, env_id)] * size)
+    backend = ProjectBatch(env)
+    try:
+        measure(backend, actions, min(0.2, duration))
+        before = sum(env.call('step_seconds'))
+        start = time.perf_counter()
+        measure(backend, actions, duration)
+        return (sum(env.call('step_seconds')) - before) / (time.perf_counter() - start)
+    finally:
+        backend.close()
+
+
+def markdown_tables(env_id, results, cpu, concurrency, sizes):
     """Tables of env-steps/s, of the default's speed-up over peers, and of CPU cost."""
     names = list(dict.fromkeys(name for size in sizes for name in results[str(size)]))
     header = '| ' + ' | '.join(f'N={size}' for size in sizes) + ' |'
@@ -229,6 +274,9 @@ def markdown_tables(env_id, results, cpu, sizes):
         cells = [cpu[str(size)].get(name) for size in sizes]
         lines.append(f'| {name} | ' + ' | '.join(
             '-' if value is None else f'{value:.0f}' for value in cells) + ' |')
+    lines += ['', f'{DEFAULT}: processes stepping at once, on average (time in env.step '
+              f'summed over envs / wall time): ' + ', '.join(
+                  f'N={size}: {concurrency[str(size)]:.2f}' for size in sizes)]
     return '\n'.join(lines)
 
 
@@ -278,6 +326,8 @@ def main():
                         help='shorter measurements (0.25 s, 3 turns) for a fast check')
     parser.add_argument('--envs', default='Pendulum-v1,HalfCheetah-v5')
     parser.add_argument('--sizes', default='1,2,4,8,16,32')
+    parser.add_argument('--backends', help='comma-separated parts of backend names to '
+                        'measure (besides the default ParallelBatchEnv), e.g. SyncVector,loop')
     parser.add_argument('--duration', type=float, help='seconds per measurement turn')
     parser.add_argument('--repeats', type=int, help='measurement turns per backend')
     parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
@@ -285,21 +335,25 @@ def main():
     duration = args.duration or (0.25 if args.quick else 0.5)
     repeats = args.repeats or (3 if args.quick else 6)
     sizes = [int(size) for size in args.sizes.split(',')]
-    results, cpu = {}, {}
+    results, cpu, concurrency = {}, {}, {}
     load_before = os.getloadavg()
     for env_id in args.envs.split(','):
-        results[env_id], cpu[env_id] = {}, {}
+        results[env_id], cpu[env_id], concurrency[env_id] = {}, {}, {}
         for size in sizes:
             print(f'{env_id} N={size} ...', file=sys.stderr, flush=True)
-            results[env_id][str(size)], cpu[env_id][str(size)] = benchmark_size(
-                env_id, size, duration, repeats)
+            (results[env_id][str(size)], cpu[env_id][str(size)],
+             concurrency[env_id][str(size)]) = benchmark_size(
+                env_id, size, duration, repeats,
+                args.backends.split(',') if args.backends else None)
     report = [
         f'Command: python benchmarks/env_throughput.py {" ".join(sys.argv[1:])}'.rstrip(),
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
-        f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend.',
+        f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend. '
+        f'{DEFAULT}: {os.cpu_count()} workers, the parent waits for them.',
         '']
     for env_id in results:
-        report += [markdown_tables(env_id, results[env_id], cpu[env_id], sizes), '']
+        report += [markdown_tables(
+            env_id, results[env_id], cpu[env_id], concurrency[env_id], sizes), '']
     report += ['Targets:'] + check_targets(results)
     print('\n'.join(report))
     os.makedirs(args.outdir, exist_ok=True)
@@ -310,7 +364,8 @@ def main():
                         'gymnasium': gym.__version__, 'load_before': load_before,
                         'load_after': os.getloadavg()},
             'duration': duration, 'repeats': repeats,
-            'env_steps_per_second': results, 'cpu_us_per_env_step': cpu}, file, indent=2)
+            'env_steps_per_second': results, 'cpu_us_per_env_step': cpu,
+            'default_lane_concurrency': concurrency}, file, indent=2)
     with open(os.path.join(args.outdir, 'env_throughput.md'), 'w') as file:
         file.write('\n'.join(report) + '\n')
     plot(results, sizes, os.path.join(args.outdir, 'env_throughput.png'))

@@ -10,7 +10,6 @@ timestamp: `--logdir=/path/to/logdir --timestamp=<timestamp>`.
 """
 
 import datetime
-import functools
 import glob
 import os
 
@@ -22,21 +21,8 @@ from absl import logging  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from agents import tools  # noqa: E402
+from agents.scripts import environments  # noqa: E402
 from agents.scripts import utility  # noqa: E402
-
-
-def environment_constructors(config, count):
-    """One zero-argument constructor per environment, each with its own seed.
-
-    Environment `i` is seeded with `config.seed + i`, so runs with one seed see
-    the same observations.
-    """
-    seed = config.get('seed')
-    return [
-        functools.partial(
-            utility.make_environment, config.env, config.max_length,
-            config.normalize_ranges, None if seed is None else seed + index)
-        for index in range(count)]
 
 
 def _define_loop(graph, logdir, train_steps, eval_steps):
@@ -85,7 +71,7 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
         if config.get('seed') is not None:
             tf.compat.v1.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
-            environment_constructors(config, config.num_agents), env_backend,
+            environments.environment_constructors(config, config.num_agents), env_backend,
             **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
@@ -101,6 +87,8 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
             with tf.compat.v1.Session(config=_session_config()) as sess:
                 utility.initialize_variables(sess, saver, logdir, resume=resume)
+                logging.info(
+                    'Training from global step %d to %d.', sess.run(graph.step), total_steps)
                 try:
                     yield from loop.run(sess, saver, total_steps)
                 except KeyboardInterrupt:
@@ -161,6 +149,7 @@ def main(argv):
             config = utility.make_config(FLAGS.config)
             utility.save_config(config, logdir)
             logging.info('Starting run %s.', logdir)
+        utility.check_environment(config.env)
         backend = FLAGS.env_backend or ('process' if FLAGS.env_processes else 'inprocess')
         for _ in train(config, logdir, backend, _backend_options(backend), resume):
             pass
@@ -169,26 +158,31 @@ def main(argv):
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string('logdir', None, 'Base directory for the run directories.')
-flags.DEFINE_string(
-    'config', None, 'Name of a config function in agents/scripts/configs.py, or '
-    'module:function for your own.')
-flags.DEFINE_string(
-    'timestamp', None, 'Timestamp of an earlier run to resume from its newest checkpoint.')
-flags.DEFINE_boolean(
-    'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
-flags.DEFINE_enum(
-    'env_backend', None, list(utility.ENV_BACKENDS),
-    'Where environments run; overrides --env_processes. inprocess: in this process; '
-    'process: one worker process per environment; parallel: several environments per '
-    'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
-flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
-flags.DEFINE_string(
-    'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
-flags.DEFINE_list(
-    'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
-flags.mark_flag_as_required('logdir')
+
+
+def define_flags():
+    """Define the command line flags; only when run as a script, so importing is free."""
+    flags.DEFINE_string('logdir', None, 'Base directory for the run directories.')
+    flags.DEFINE_string(
+        'config', None, 'Name of a config function in agents/scripts/configs.py, or '
+        'module:function for your own.')
+    flags.DEFINE_string(
+        'timestamp', None, 'Timestamp of an earlier run to resume from its newest checkpoint.')
+    flags.DEFINE_boolean(
+        'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
+    flags.DEFINE_enum(
+        'env_backend', None, list(utility.ENV_BACKENDS),
+        'Where environments run; overrides --env_processes. inprocess: in this process; '
+        'process: one worker process per environment; parallel: several environments per '
+        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
+    flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
+    flags.DEFINE_string(
+        'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
+    flags.DEFINE_list(
+        'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+    flags.mark_flag_as_required('logdir')
 
 
 if __name__ == '__main__':
+    define_flags()
     app.run(main)

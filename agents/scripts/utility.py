@@ -189,51 +189,19 @@ def _resolve(import_path, allowed, path):
     return value
 
 
-def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None):
-    """Create one environment of a task with the standard wrappers.
+def check_environment(env):
+    """Raise a ConfigError unless `env` is a constructor or a registered Gymnasium id.
 
-    Args:
-      env: Gymnasium id or zero-argument constructor of the environment.
-      max_length: Episodes are truncated after this many steps; the task's own
-        time limit applies if None.
-      normalize_ranges: Map finite observation and action ranges to [-1, 1].
-      seed: Seed for the environment's random generator, or None.
-      render_mode: Gymnasium render mode of an environment given by id, such as
-        'rgb_array' to record videos.
-
-    Raises:
-      ConfigError: If the Gymnasium id is unknown or the action space is neither
-        Box nor Discrete.
-
-    Returns:
-      Wrapped environment.
+    Checked before worker processes start, so a typo fails at once.
     """
-    if isinstance(env, str):
-        try:
-            # Gymnasium's own time limit is set to ours, so it cannot end episodes earlier.
-            env = gym.make(env, max_episode_steps=max_length or None, render_mode=render_mode)
-        except gym.error.Error as error:
-            raise ConfigError(f'Cannot make environment {env!r}: {error}') from None
-    else:
-        env = env()
-    if max_length:
-        env = tools.wrappers.LimitDuration(env, max_length)
-    if isinstance(env.action_space, gym.spaces.Box):
-        if normalize_ranges:
-            env = tools.wrappers.RangeNormalize(env)
-        env = tools.wrappers.ClipAction(env)
-    elif isinstance(env.action_space, gym.spaces.Discrete):
-        if normalize_ranges:
-            env = tools.wrappers.RangeNormalize(env, action=False)
-    else:
+    if not isinstance(env, str):
+        return
+    try:
+        gym.spec(env)
+    except gym.error.Error as error:
         raise ConfigError(
-            f'Unsupported action space {env.action_space}: use Box or Discrete actions.')
-    env = tools.wrappers.ConvertTo32Bit(env)
-    env = tools.wrappers.CacheSpaces(env)
-    if seed is not None:
-        # Seeds the environment's generator; later resets continue its sequence.
-        env.reset(seed=seed)
-    return env
+            f'Unknown environment {env!r} in the config: {error}. MuJoCo tasks need '
+            f'pip install -e ".[mujoco]".') from None
 
 
 def define_batch_env(constructors, backend='process', **backend_options):

@@ -25,6 +25,7 @@ import imageio  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from agents.scripts import environments  # noqa: E402
 from agents.scripts import utility  # noqa: E402
 
 _DEFAULT_FPS = 30
@@ -194,10 +195,7 @@ def _load_run(logdir, checkpoint, allowed_modules):
 
 def _recording_environment(config, index, outdir, episode_numbers):
     """Constructor of environment `index`, seeded as in training, that records episodes."""
-    seed = config.get('seed')
-    create = functools.partial(
-        utility.make_environment, config.env, config.max_length, config.normalize_ranges,
-        None if seed is None else seed + index, render_mode='rgb_array')
+    create = environments.environment_constructors(config, index + 1, 'rgb_array')[index]
     return functools.partial(_make_recorder, create, outdir, tuple(episode_numbers))
 
 

@@ -212,4 +212,4 @@ class Loop:
             return
         os.makedirs(self._logdir, exist_ok=True)
         filename = os.path.join(self._logdir, 'model.ckpt')
-        saver.save(sess, filename, int(sess.run(self._step)))
+        saver.save(sess, filename, int(sess.run(self._step)), write_meta_graph=False)

@@ -1,13 +1,13 @@
 """Step many environments in a few worker processes that share memory with the parent.
 
 `BatchEnv` over `ExternalProcess` runs one environment per process and pays a
-pipe round trip with pickled arrays for every environment and step. For cheap
+pipe round trip with pickled arrays for every environment and step; for cheap
 environments that overhead dominates. `ParallelBatchEnv` instead spreads the
 environments over a few workers (by default one per core), each stepping its
-share in a tight loop. Actions, observations, rewards and flags live in one
-shared-memory block; a step costs one byte over a pipe to wake each worker and
-one short reply back. The parent process steps a share of the environments
-itself while the workers step theirs.
+share in a tight loop; optionally the parent steps a share itself instead of
+waiting. Actions, observations, rewards and flags live in one shared-memory
+block; a batch step costs one byte over a pipe to wake each worker and one short
+reply back, which carries infos only when an environment returned some.
 """
 
 import copyreg
@@ -33,13 +33,14 @@ from agents.tools import wrappers
 _STEP = b's'
 _RESET = b'r'
 _CALL = b'c'
+_ATTRIBUTE = b'g'
 _ATTACH = b'a'
 _CLOSE = b'x'
 # Replies from a worker, one byte each, optionally followed by a payload.
 _DONE = b'.'
 _RESULT = b'+'
 _FAILURE = b'!'
-_KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTACH, _RESULT, _FAILURE)
+_KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTRIBUTE, _ATTACH, _RESULT, _FAILURE)
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
 
@@ -50,9 +51,11 @@ class ParallelBatchEnv:
     """Steps a batch of environments spread over a few worker processes.
 
     Has the interface of `BatchEnv`: `len`, `observation_space`, `action_space`,
-    `step(actions)` and `reset(indices)` with stacked arrays, and `close()`.
-    Observation and action spaces must be Box or Discrete (any fixed shape and
-    dtype).
+    `step(actions)` and `reset(indices)` with stacked arrays, and `close()`;
+    `batch[i].name` reads an attribute of environment `i` from its process, and
+    unknown attributes are read from the first environment. `call` calls a method
+    of every environment. Observation and action spaces must have a fixed shape
+    and dtype (Box, Discrete, MultiDiscrete, MultiBinary).
 
     Finished episodes are reset without an extra round trip: right after a step
     in which an environment terminated or was truncated, its process resets it
@@ -63,8 +66,9 @@ class ParallelBatchEnv:
     continues in the already started next episode.
 
     An exception in an environment raises `wrappers.WorkerError` (naming the
-    exception, with the worker's traceback) once all workers have answered; the
-    batch stays usable but should be reset. A worker that dies raises
+    exception, with the worker's traceback) once all workers have answered, or
+    the exception itself for an environment the parent steps; the batch stays
+    usable but should be reset. A worker that dies raises
     `wrappers.WorkerDiedError` and closes the batch. `close()` ends the workers
     and unlinks the shared memory; it also runs when the object is garbage
     collected or the interpreter exits, and workers exit when their parent dies.
@@ -72,18 +76,20 @@ class ParallelBatchEnv:
     """
 
     def __init__(
-            self, constructors, num_workers=None, step_in_parent=True, seeds=None,
+            self, constructors, num_workers=None, step_in_parent=False, seeds=None,
             auto_reset=True, start_method='forkserver'):
         """Start the worker processes and build their environments.
 
         Args:
           constructors: Zero-argument callables, one per environment, each
             returning a Gymnasium environment; sent to the workers with cloudpickle.
-          num_workers: Number of worker processes; by default one per core less one
-            when the parent steps a share too. Never more than there are
+          num_workers: Number of worker processes; by default one per core (one
+            per core but one when `step_in_parent`). Never more than there are
             environments for the workers to step.
           step_in_parent: Let the parent step a share of the environments while it
-            would otherwise wait for the workers.
+            would otherwise wait for the workers. This saves a process and a
+            wake-up per step, but puts those environments in the parent process;
+            it measured no faster here (see benchmarks/env_throughput.py).
           seeds: Optional sequence of one seed (or None) per environment, used at
             that environment's first reset, so runs are reproducible.
           auto_reset: Reset finished environments right after the step that ended
@@ -95,7 +101,8 @@ class ParallelBatchEnv:
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
             seeds, or the environments' spaces differ.
-          TypeError: If a constructor is not callable or a space is not supported.
+          TypeError: If a constructor is not callable or cannot be pickled, or a
+            space is not supported.
           WorkerError: If a constructor raised inside a worker.
         """
         constructors = list(constructors)
@@ -127,6 +134,16 @@ class ParallelBatchEnv:
     def __len__(self):
         """Number of environments in the batch."""
         return self._size
+
+    def __getitem__(self, index):
+        """A read-only view of one environment's attributes, fetched from its process."""
+        return _EnvView(self, self._check_indices([index])[0])
+
+    def __getattr__(self, name):
+        """Forward unknown attributes to the first environment, as `BatchEnv` does."""
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self[0], name)
 
     @property
     def num_workers(self):
@@ -220,10 +237,8 @@ class ParallelBatchEnv:
                 if worker.start <= index < worker.stop]
             if worker_requests:
                 messages.append((worker, _RESET, (worker_requests, options)))
-        run_local = None
-        if local_requests:
-            def run_local():
-                return local.reset(local_requests, options)
+        run_local = (
+            functools.partial(local.reset, local_requests, options) if local_requests else None)
         fresh_infos = {}
         for reply in self._exchange(messages, run_local):
             fresh_infos.update(reply)
@@ -247,14 +262,21 @@ class ParallelBatchEnv:
         """
         self._check_open()
         local = self._resources.local
-        run_local = None
-        if local:
-            def run_local():
-                return local.call(name, args, kwargs)
+        run_local = functools.partial(local.call, name, args, kwargs) if local else None
         replies = self._exchange(
             [(worker, _CALL, (name, args, kwargs)) for worker in self._resources.workers],
             run_local)
         return [result for reply in replies for result in reply]
+
+    def _attribute(self, index, name):
+        """Value of the attribute `name` of the environment at `index`."""
+        self._check_open()
+        local = self._resources.local
+        if local and index < local.stop:
+            return local.attribute(index, name)
+        for worker in self._resources.workers:
+            if worker.start <= index < worker.stop:
+                return self._exchange([(worker, _ATTRIBUTE, (index, name))], None)[0]
 
     def close(self):
         """End the workers, close the environments and free the shared memory.
@@ -275,9 +297,15 @@ class ParallelBatchEnv:
         bounds = _split(parent_count, self._size, min(num_workers, self._size - parent_count))
         context = multiprocessing.get_context(start_method)
         for index, (start, stop) in enumerate(bounds):
+            try:
+                pickled_constructors = cloudpickle.dumps(constructors[start:stop])
+            except Exception as error:
+                raise TypeError(
+                    f'Cannot send the constructors of environments {start} to {stop - 1} to a '
+                    f'worker process, cloudpickle failed: {error}') from error
             self._resources.workers.append(_Worker(
-                context, index, cloudpickle.dumps(constructors[start:stop]), start,
-                seeds[start:stop], self._auto_reset))
+                context, index, pickled_constructors, start, seeds[start:stop],
+                self._auto_reset))
         self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
         self._poller = select.poll()
         self._worker_of_fd = {}
@@ -407,9 +435,28 @@ class ParallelBatchEnv:
         for index in indices:
             if not 0 <= index < self._size:
                 raise ValueError(
-                    f'Cannot reset environment {index}: the batch has {self._size} '
-                    f'environments.')
+                    f'Environment index {index} is out of range: the batch has '
+                    f'{self._size} environments.')
         return indices
+
+
+class _EnvView:
+    """Attribute access to one environment of a `ParallelBatchEnv`, wherever it runs."""
+
+    def __init__(self, batch, index):
+        self._batch = batch
+        self._index = index
+
+    def __getattr__(self, name):
+        """The environment's attribute; methods are reached through `call` instead."""
+        if name.startswith('__'):
+            raise AttributeError(name)
+        try:
+            return self._batch._attribute(self._index, name)
+        except wrappers.WorkerError as error:
+            if error.exception_type == 'AttributeError':
+                raise AttributeError(str(error)) from error
+            raise
 
 
 class _Resources:
@@ -505,6 +552,10 @@ class _EnvSlice:
         for index, seed in requests:
             self._reset_one(index - self.start, seed, options, first_infos)
         return first_infos
+
+    def attribute(self, index, name):
+        """Value of an attribute of the environment at batch index `index`."""
+        return getattr(self.envs[index - self.start], name)
 
     def call(self, name, args, kwargs):
         """List of each environment's method result (or attribute value)."""
@@ -642,6 +693,8 @@ def _worker_main(constructors, start, seeds, auto_reset, command_reader, result_
                     reply = env_slice.reset(*payload)
                 elif command == _CALL:
                     reply = env_slice.call(*payload)
+                elif command == _ATTRIBUTE:
+                    reply = env_slice.attribute(*payload)
                 elif command == _ATTACH:
                     shared = shared_arrays.SharedArrays(payload[1], name=payload[0])
                     env_slice.bind(shared)

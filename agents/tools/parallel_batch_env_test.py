@@ -1,6 +1,7 @@
 """Tests for ParallelBatchEnv: same results as in-process stepping, and fault handling."""
 
 import functools
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -51,8 +52,13 @@ def _make_cartpole():
     return gym.make('CartPole-v1')
 
 
-def _shm_segments():
-    return {name for name in os.listdir('/dev/shm') if name.startswith('psm_')}
+def _shared_memory_path(batch):
+    return os.path.join('/dev/shm', batch._resources.shared.name)
+
+
+def _worker_processes():
+    return [process for process in multiprocessing.active_children()
+            if process.name.startswith('ParallelBatchEnv-worker')]
 
 
 def _is_running(pid):
@@ -118,7 +124,7 @@ def test_reset_of_subsets_seeds_and_options():
         assert batch.reset([])[0].shape == (0, 3)
         other, _ = batch.reset([2], seeds=[7])
         np.testing.assert_array_equal(other[0], _make_pendulum().reset(seed=7)[0])
-        with pytest.raises(ValueError, match='Cannot reset environment 4'):
+        with pytest.raises(ValueError, match='index 4 is out of range'):
             batch.reset([4])
         with pytest.raises(ValueError, match='2 seeds for 1'):
             batch.reset([0], seeds=[1, 2])
@@ -130,8 +136,9 @@ def test_discrete_and_integer_observations_infos_and_call():
     uint8_space = gym.spaces.Box(0, 255, (2, 2), np.uint8)
     constructors = [_CountingEnv] * 2 + [
         functools.partial(_CountingEnv, observation_space=gym.spaces.Discrete(100))]
-    batch = parallel_batch_env.ParallelBatchEnv(constructors, num_workers=2)
+    batch = parallel_batch_env.ParallelBatchEnv(constructors, num_workers=1, step_in_parent=True)
     try:
+        assert batch.num_parent_envs == 1
         observ, infos = batch.reset(options={'level': 1})
         assert observ.dtype == np.int64 and observ.shape == (3,)
         assert infos == ({'reset_with': {'level': 1}},) * 3
@@ -146,7 +153,15 @@ def test_discrete_and_integer_observations_infos_and_call():
         observ, infos = batch.reset([2, 0])
         np.testing.assert_array_equal(observ, [0, 0])
         assert infos == ({'reset_with': None},) * 2
+        # Options ask for a real reset, also of an environment reset automatically.
+        assert batch.reset([1], options={'level': 2})[1] == ({'reset_with': {'level': 2}},)
         assert batch.call('observation_space') == [gym.spaces.Discrete(100)] * 3
+        assert batch.call('reset', seed=1)[2] == (0, {'reset_with': None})
+        # Attributes of single environments, in the parent or in a worker.
+        assert batch[0].action_space == batch[2].action_space == gym.spaces.Discrete(3)
+        assert batch.observation_space == gym.spaces.Discrete(100)
+        assert batch.np_random_seed == 1  # Forwarded to the first environment.
+        assert not hasattr(batch[2], 'no_such_attribute')
     finally:
         batch.close()
     batch = parallel_batch_env.ParallelBatchEnv(
@@ -203,19 +218,17 @@ def test_exception_in_worker_is_raised_with_traceback():
 
 
 def test_exception_in_constructor_is_raised_and_nothing_leaks():
-    segments = _shm_segments()
-
     def broken():
         raise KeyError('no such level')
 
     with pytest.raises(wrappers.WorkerError, match='no such level'):
         parallel_batch_env.ParallelBatchEnv([_make_pendulum, broken], num_workers=1)
-    assert _shm_segments() == segments
+    assert not _worker_processes()
 
 
 def test_killed_worker_gives_error_quickly_and_cleans_up():
-    segments = _shm_segments()
     batch = parallel_batch_env.ParallelBatchEnv([_make_pendulum] * 4, num_workers=2)
+    shared_memory = _shared_memory_path(batch)
     pids = batch.worker_pids
     batch.reset()
     os.kill(pids[1], signal.SIGKILL)
@@ -224,42 +237,50 @@ def test_killed_worker_gives_error_quickly_and_cleans_up():
         batch.step(np.zeros((4, 1), np.float32))
     assert time.monotonic() - start < 10
     assert not any(_is_running(pid) for pid in pids)
-    assert _shm_segments() == segments
+    assert not os.path.exists(shared_memory)
     with pytest.raises(RuntimeError, match='closed'):
         batch.reset()
     batch.close()
 
 
 def test_close_ends_workers_and_frees_shared_memory():
-    segments = _shm_segments()
     batch = parallel_batch_env.ParallelBatchEnv([_make_pendulum] * 3, num_workers=2)
-    assert len(_shm_segments() - segments) == 1
+    shared_memory = _shared_memory_path(batch)
+    assert os.path.exists(shared_memory)
     pids = batch.worker_pids
     assert all(_is_running(pid) for pid in pids)
     batch.close()
     batch.close()
     assert not any(_is_running(pid) for pid in pids)
-    assert _shm_segments() == segments
+    assert not os.path.exists(shared_memory)
     with pytest.raises(RuntimeError, match='closed'):
         batch.step(np.zeros((3, 1), np.float32))
 
 
 def _run_script(body):
-    """Run a script that creates a ParallelBatchEnv; returns the process and pids line."""
+    """Run a script that creates a ParallelBatchEnv and then runs `body`.
+
+    Returns:
+      The process, the path of the shared memory and the worker pids.
+    """
     script = textwrap.dedent('''
-        import sys, gymnasium
+        import gymnasium
         from agents.tools.parallel_batch_env import ParallelBatchEnv
         if __name__ == '__main__':
             batch = ParallelBatchEnv(
                 [lambda: gymnasium.make('Pendulum-v1')] * 2, num_workers=2,
                 step_in_parent=False)
-            print(*batch.worker_pids, flush=True)
+            print(batch._resources.shared.name, *batch.worker_pids, flush=True)
     ''') + textwrap.indent(textwrap.dedent(body), ' ' * 4)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     process = subprocess.Popen(
         [sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=dict(os.environ, PYTHONPATH=root))
-    return process, [int(pid) for pid in process.stdout.readline().split()]
+    line = process.stdout.readline()
+    if not line:
+        raise AssertionError(f'The script failed: {process.communicate()[1]}')
+    name, *pids = line.split()
+    return process, os.path.join('/dev/shm', name), [int(pid) for pid in pids]
 
 
 def _wait_until_gone(pids, timeout=10):
@@ -270,17 +291,16 @@ def _wait_until_gone(pids, timeout=10):
 
 
 def test_exit_without_close_leaves_no_processes_or_memory():
-    segments = _shm_segments()
-    process, pids = _run_script('batch.reset()\n')
+    process, shared_memory, pids = _run_script('batch.reset()\n')
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert len(pids) == 2 and _wait_until_gone(pids)
     assert 'leaked' not in stderr
-    assert _shm_segments() == segments
+    assert not os.path.exists(shared_memory)
 
 
 def test_workers_exit_when_parent_is_killed():
-    process, pids = _run_script('import time; time.sleep(60)\n')
+    process, _, pids = _run_script('import time; time.sleep(60)\n')
     try:
         assert len(pids) == 2
         process.kill()
