@@ -20,12 +20,16 @@ setuptools.setup(
         'cloudpickle',
         'ruamel.yaml',
         'absl-py',
+        # Rendering and writing videos in visualize.py.
+        'imageio',
+        'imageio-ffmpeg',
+        'pygame',
     ],
     extras_require={
-        'test': ['pytest'],
         'mujoco': ['gymnasium[mujoco]>=1.0'],
-        'video': ['imageio', 'imageio-ffmpeg', 'pygame'],
-        'ray': ['ray'],
+        'ray': ['ray>=2.10'],
+        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0'],
+        'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10'],
     },
     classifiers=[
         'Programming Language :: Python :: 3',
