@@ -74,6 +74,9 @@ class GRUCell:
 class _StatelessCell:
     """Gives feed-forward networks the dummy state that dynamic_rnn needs."""
 
+    # Feed-forward cells are applied to all time steps at once, not in a loop.
+    is_recurrent = False
+
     @property
     def state_size(self):
         return 1
@@ -85,10 +88,11 @@ class _StatelessCell:
 class FeedForwardGaussian(_StatelessCell):
     """Separate policy and value networks for continuous actions.
 
-    The policy network outputs the mean action through a tanh, inside the
-    normalized action range [-1, 1]; the log standard deviation is a learned
-    vector that does not depend on the observation. The cell outputs
-    `(mean [batch, action_size], log_std [batch, action_size], value [batch])`.
+    The policy network outputs the mean action, by default through a tanh
+    that keeps it inside the normalized action range [-1, 1]; the log standard
+    deviation is a learned vector that does not depend on the observation. The
+    cell outputs `(mean [batch, action_size], log_std [batch, action_size],
+    value [batch])`.
 
     Args:
         policy_layers: Sizes of the tanh hidden layers of the policy network.
@@ -97,14 +101,20 @@ class FeedForwardGaussian(_StatelessCell):
         init_std: Initial standard deviation, a positive float or one per dimension.
         init_output_factor: Scale of the variance-scaling initialiser of the mean
             output layer; small values start with actions near zero.
+        bounded_mean: Whether the mean passes through a tanh. An unbounded (linear)
+            mean keeps its gradient where the best action lies at the bound: samples
+            beyond the bound are clipped by the environment, which pushes a tanh
+            mean into saturation, where it can no longer change.
     """
 
-    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor):
+    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
+                 bounded_mean=True):
         self._policy_layers = _check_layers('policy_layers', policy_layers)
         self._value_layers = _check_layers('value_layers', value_layers)
         self._action_size = _check_positive_int('action_size', action_size)
         self._init_log_std = _initial_log_std(init_std, self._action_size)
         self._init_output_factor = _check_positive_float('init_output_factor', init_output_factor)
+        self._mean_activation = tf.tanh if bounded_mean else None
 
     @property
     def output_size(self):
@@ -114,10 +124,9 @@ class FeedForwardGaussian(_StatelessCell):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
             features, state = self._policy_features(observ, state)
-            # The tanh keeps the mean inside the normalized action range [-1, 1].
             mean = _dense(
-                features, self._action_size, tf.tanh, weight_initializer=_output_initializer(
-                    self._init_output_factor), name='mean')
+                features, self._action_size, self._mean_activation,
+                weight_initializer=_output_initializer(self._init_output_factor), name='mean')
             log_std = tf.compat.v1.get_variable(
                 'log_std', [self._action_size], tf.float32,
                 tf.compat.v1.constant_initializer(self._init_log_std))
@@ -144,10 +153,15 @@ class RecurrentGaussian(FeedForwardGaussian):
         init_std: Initial standard deviation, a positive float or one per dimension.
         init_output_factor: Scale of the variance-scaling initialiser of the mean
             output layer.
+        bounded_mean: Whether the mean passes through a tanh.
     """
 
-    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor):
-        super().__init__(policy_layers, value_layers, action_size, init_std, init_output_factor)
+    is_recurrent = True
+
+    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
+                 bounded_mean=True):
+        super().__init__(
+            policy_layers, value_layers, action_size, init_std, init_output_factor, bounded_mean)
         if not self._policy_layers:
             raise ValueError(
                 'RecurrentGaussian needs at least one policy layer, the size of its GRU.')
@@ -267,7 +281,8 @@ def _gaussian_network(cell_type, config, action_space, observations, length, sta
     cell = cell_type(
         _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
         action_space.shape[0], _config_value(config, 'init_std'),
-        _config_value(config, 'init_output_factor'))
+        _config_value(config, 'init_output_factor'),
+        bool(_config_value(config, 'bounded_mean', True)))
     (mean, log_std, value), state = _run_cell(cell, observations, length, state)
     return NetworkOutput(DiagonalGaussian(mean, log_std), value, state)
 
@@ -279,8 +294,39 @@ def _run_cell(cell, observations, length, state):
         raise ValueError(
             'Networks need observations of shape [batch, time, ...] with a known shape per '
             f'step, got {shape}.')
-    return tf.compat.v1.nn.dynamic_rnn(
-        cell, observations, length, initial_state=state, dtype=tf.float32)
+    if cell.is_recurrent:
+        return tf.compat.v1.nn.dynamic_rnn(
+            cell, observations, length, initial_state=state, dtype=tf.float32)
+    return _apply_to_all_steps(cell, observations, length, state)
+
+
+def _apply_to_all_steps(cell, observations, length, state):
+    """Run a feed-forward cell on every step at once, as dynamic_rnn would step by step.
+
+    A loop over time steps costs far more than one matrix product over all of
+    them, and feed-forward cells do not need it. Outputs after each sequence's
+    length are zero and the state passes through, as with dynamic_rnn; the
+    variables live in the same 'rnn' scope.
+    """
+    batch_size, num_steps = tf.shape(observations)[0], tf.shape(observations)[1]
+    if state is None:
+        state = cell.zero_state(batch_size, tf.float32)
+    steps = tf.reshape(
+        observations, tf.concat([[batch_size * num_steps], tf.shape(observations)[2:]], 0))
+    with tf.compat.v1.variable_scope('rnn'):
+        outputs, _ = cell(steps, tf.zeros([batch_size * num_steps, cell.state_size]))
+    if length is None:
+        valid = tf.ones([batch_size, num_steps], tf.bool)
+    else:
+        valid = tf.sequence_mask(length, num_steps)
+
+    def restore_time_axis(output):
+        output = tf.reshape(output, tf.concat([[batch_size, num_steps], tf.shape(output)[1:]], 0))
+        mask = tf.reshape(valid, tf.concat([tf.shape(valid), tf.ones(
+            [output.shape.rank - 2], tf.int32)], 0))
+        return tf.where(mask, output, tf.zeros_like(output))
+
+    return tf.nest.map_structure(restore_time_axis, outputs), state
 
 
 def _value_network(observ, layers):
@@ -320,12 +366,17 @@ def _flatten(observ):
     return tf.reshape(tf.cast(observ, tf.float32), [-1, math.prod(features.as_list())])
 
 
-def _config_value(config, key):
+_REQUIRED = object()
+
+
+def _config_value(config, key, default=_REQUIRED):
     try:
         if isinstance(config, collections.abc.Mapping):
             return config[key]
         return getattr(config, key)
     except (KeyError, AttributeError):
+        if default is not _REQUIRED:
+            return default
         raise ValueError(f'The network needs `{key}` in the config; add it.') from None
 
 

@@ -66,6 +66,16 @@ def test_init_std_per_dimension_and_small_initial_mean():
     assert np.abs(mean).max() < 0.05
 
 
+@pytest.mark.parametrize('bounded_mean', [True, False])
+def test_bounded_mean_stays_in_action_range_only_when_asked(bounded_mean):
+    config = dict(_CONFIG, init_output_factor=100.0, bounded_mean=bounded_mean)
+    with tf.Graph().as_default():
+        output = networks.feed_forward_gaussian(config, _BOX, 10 * _observations(), None)
+        with _session() as session:
+            mean = session.run(output.policy.mean)
+    assert (np.abs(mean).max() <= 1.0) == bounded_mean
+
+
 def test_categorical_output_shapes():
     with tf.Graph().as_default():
         output = networks.feed_forward_categorical(

@@ -127,14 +127,6 @@ def run_directory(logdir, config_name, timestamp):
     return matches[0], True
 
 
-def _backend_options(backend):
-    if backend == 'parallel' and FLAGS.num_workers:
-        return dict(num_workers=FLAGS.num_workers)
-    if backend == 'ray':
-        return dict(address=FLAGS.ray_address)
-    return {}
-
-
 def main(argv):
     del argv  # Unused.
     logging.set_verbosity(logging.INFO)
@@ -150,8 +142,8 @@ def main(argv):
             utility.save_config(config, logdir)
             logging.info('Starting run %s.', logdir)
         utility.check_environment(config.env)
-        backend = FLAGS.env_backend or ('process' if FLAGS.env_processes else 'inprocess')
-        for _ in train(config, logdir, backend, _backend_options(backend), resume):
+        backend, backend_options = utility.backend_from_flags(FLAGS)
+        for _ in train(config, logdir, backend, backend_options, resume):
             pass
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
@@ -168,18 +160,7 @@ def define_flags():
         'module:function for your own.')
     flags.DEFINE_string(
         'timestamp', None, 'Timestamp of an earlier run to resume from its newest checkpoint.')
-    flags.DEFINE_boolean(
-        'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
-    flags.DEFINE_enum(
-        'env_backend', None, list(utility.ENV_BACKENDS),
-        'Where environments run; overrides --env_processes. inprocess: in this process; '
-        'process: one worker process per environment; parallel: several environments per '
-        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
-    flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
-    flags.DEFINE_string(
-        'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
-    flags.DEFINE_list(
-        'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+    utility.define_environment_flags()
     flags.mark_flag_as_required('logdir')
 
 

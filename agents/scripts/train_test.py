@@ -128,3 +128,17 @@ def test_command_line_runs_with_worker_processes_and_resumes(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert 'Resuming run' in result.stderr
     assert 'from global step 1600' in result.stderr  # Continued, not restarted.
+
+
+def test_short_run_with_environments_on_ray(tmp_path):
+    ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
+    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    with config.unlocked():
+        config.steps = 400  # Two train and two eval phases of 200 env steps.
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        scores = list(train.train(config, str(tmp_path), 'ray', {}))
+    finally:
+        ray.shutdown()
+    assert len(scores) == 4 and np.all(np.isfinite(scores))
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-800')

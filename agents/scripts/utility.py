@@ -5,6 +5,7 @@ import io
 import os
 import re
 
+from absl import flags
 from absl import logging
 import gymnasium as gym
 import ruamel.yaml
@@ -189,6 +190,37 @@ def _resolve(import_path, allowed, path):
     return value
 
 
+def define_environment_flags():
+    """Define the absl flags choosing where environments run, shared by the scripts."""
+    flags.DEFINE_boolean(
+        'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
+    flags.DEFINE_enum(
+        'env_backend', None, list(ENV_BACKENDS),
+        'Where environments run; overrides --env_processes. inprocess: in this process; '
+        'process: one worker process per environment; parallel: several environments per '
+        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
+    flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
+    flags.DEFINE_string(
+        'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
+    flags.DEFINE_list(
+        'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+
+
+def backend_from_flags(flag_values):
+    """The environment backend and its options chosen by the flags of `define_environment_flags`.
+
+    Returns:
+      Tuple of the backend name and a dict of its options.
+    """
+    backend = flag_values.env_backend or (
+        'process' if flag_values.env_processes else 'inprocess')
+    if backend == 'parallel' and flag_values.num_workers:
+        return backend, dict(num_workers=flag_values.num_workers)
+    if backend == 'ray':
+        return backend, dict(address=flag_values.ray_address)
+    return backend, {}
+
+
 def check_environment(env):
     """Raise a ConfigError unless `env` is a constructor or a registered Gymnasium id.
 
@@ -236,6 +268,7 @@ def define_batch_env(constructors, backend='process', **backend_options):
             batch_env = parallel_batch_env.ParallelBatchEnv(constructors, **backend_options)
         else:
             from agents.tools import ray_env
+            backend_options.setdefault('envs_per_actor', None)  # Fit the cluster's CPUs.
             batch_env = tools.BatchEnv(
                 ray_env.ray_environments(constructors, **backend_options), blocking=False)
         return tools.InGraphBatchEnv(batch_env)

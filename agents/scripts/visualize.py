@@ -115,7 +115,7 @@ class EpisodeRecorder(gym.Wrapper):
 
 
 def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
-              env_processes=True, allowed_modules=()):
+              env_backend='process', backend_options=None, allowed_modules=()):
     """Record videos and statistics of the greedy policy of a training run.
 
     The graph is the one of training, built in a fresh graph, with the policy's
@@ -127,7 +127,8 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
       num_agents: Environments to run in parallel; at most `num_episodes` are used.
       num_episodes: Number of episodes to record.
       checkpoint: Checkpoint path prefix to restore; the newest of the run if None.
-      env_processes: Step each environment in a worker process, free of the GIL.
+      env_backend: Where environments run, see `utility.define_batch_env`.
+      backend_options: Dict of options for the environment backend.
       allowed_modules: Further modules whose callables the saved config may name.
 
     Raises:
@@ -151,7 +152,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
         if config.get('seed') is not None:
             tf.compat.v1.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
-            constructors, 'process' if env_processes else 'inprocess')
+            constructors, env_backend, **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
@@ -236,7 +237,7 @@ def main(argv):
             os.path.expanduser(FLAGS.logdir), os.path.expanduser(FLAGS.outdir),
             FLAGS.num_agents, FLAGS.num_episodes,
             FLAGS.checkpoint and os.path.expanduser(FLAGS.checkpoint),
-            FLAGS.env_processes, FLAGS.allowed_modules)
+            *utility.backend_from_flags(FLAGS), FLAGS.allowed_modules)
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
 
@@ -250,10 +251,7 @@ def _define_flags():
     flags.DEFINE_integer('num_episodes', 5, 'Number of episodes to record.', lower_bound=1)
     flags.DEFINE_string(
         'checkpoint', None, 'Checkpoint path prefix to restore; the newest of the run if unset.')
-    flags.DEFINE_boolean(
-        'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
-    flags.DEFINE_list(
-        'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+    utility.define_environment_flags()
     flags.mark_flags_as_required(['logdir', 'outdir'])
 
 

@@ -35,7 +35,7 @@ def test_writes_a_video_and_the_statistics_of_each_episode(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)
     stats = visualize.visualize(logdir, outdir, num_agents=2, num_episodes=2,
-                                env_processes=False)
+                                env_backend='inprocess')
     with open(os.path.join(outdir, 'stats.json')) as file_:
         assert json.load(file_) == stats
     assert [episode['episode'] for episode in stats['episodes']] == [0, 1]

@@ -197,6 +197,8 @@ def ray_environments(
         importable on every node (install this package on every node).
       envs_per_actor: Number of environments per actor. Several environments per
         actor step in one round trip, which amortises Ray's per-call overhead.
+        None chooses the fewest per actor such that the actors fit the
+        cluster's CPUs.
       num_cpus_per_actor: CPUs to reserve for each actor; a fraction (say 0.5)
         lets more actors share a core.
       placement: 'spread' to distribute actors over as many nodes as possible,
@@ -229,6 +231,8 @@ def ray_environments(
     elif address is not None:
         logging.warning(
             'Ray is already initialised; using the current cluster, not address %r.', address)
+    if envs_per_actor is None:
+        envs_per_actor = _envs_per_actor_to_fit(ray, len(constructors), num_cpus_per_actor)
     envs_per_actor = int(envs_per_actor)
     num_actors = math.ceil(len(constructors) / envs_per_actor)
     reservation = _reserve_cpus(
@@ -251,6 +255,13 @@ def ray_environments(
     return [RayEnvironment(host, index) for host in hosts for index in range(host.size)]
 
 
+def _envs_per_actor_to_fit(ray, num_envs, num_cpus_per_actor):
+    """Fewest environments per actor such that the actors fit the cluster's CPUs."""
+    cluster_cpus = ray.cluster_resources().get('CPU', 1)
+    max_actors = max(1, int(cluster_cpus // num_cpus_per_actor))
+    return math.ceil(num_envs / max_actors)
+
+
 def _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement):
     """Raise a ValueError or TypeError naming the first invalid argument."""
     if not constructors:
@@ -262,7 +273,7 @@ def _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement
                 f'got {constructor!r}.')
     is_integer = isinstance(envs_per_actor, numbers.Integral) and not isinstance(
         envs_per_actor, bool)
-    if not is_integer or envs_per_actor < 1:
+    if envs_per_actor is not None and (not is_integer or envs_per_actor < 1):
         raise ValueError(f'envs_per_actor must be a positive integer, got {envs_per_actor!r}.')
     if not isinstance(num_cpus_per_actor, numbers.Real) or not num_cpus_per_actor > 0:
         raise ValueError(
