@@ -17,8 +17,8 @@ Usage:
 Prints markdown tables of env-steps/s, of ParallelBatchEnv's speed-up over
 each peer, and of the CPU time per env-step summed over all processes of a
 backend (a measure of the work done that other load on the machine barely
-changes), and how many of ParallelBatchEnv's processes stepped at once (about 1
-when the machine has no idle core for them). Writes env_throughput.json, .md
+changes), and how many cores ParallelBatchEnv kept busy stepping environments
+(at most 1 when the machine has no idle core for its workers). Writes env_throughput.json, .md
 and .png to benchmarks/results/ (or --outdir).
 """
 
@@ -51,16 +51,16 @@ TARGETS = (
 
 
 class StepTimer(gym.Wrapper):
-    """Adds up the wall time spent in `step`, to see whether processes overlapped."""
+    """Adds up the CPU time spent in `step`, to see whether processes overlapped."""
 
     def __init__(self, env):
         super().__init__(env)
         self.step_seconds = 0.0
 
     def step(self, action):
-        start = time.perf_counter()
+        start = time.thread_time()
         result = self.env.step(action)
-        self.step_seconds += time.perf_counter() - start
+        self.step_seconds += time.thread_time() - start
         return result
 
 
@@ -157,6 +157,8 @@ def backends(constructor):
             parallel, num_workers=1, step_in_parent=True),
         'ParallelBatchEnv (2 workers + parent)': functools.partial(
             parallel, num_workers=2, step_in_parent=True),
+        'ParallelBatchEnv (return_infos=False)': functools.partial(
+            parallel, return_infos=False),
     }
 
 
@@ -197,8 +199,13 @@ def measure(backend, actions, duration):
 
 
 def benchmark_size(env_id, size, duration, repeats, only=None):
-    """Best env-steps/s and median CPU us per env-step of every backend, and the
-    default ParallelBatchEnv's lane concurrency."""
+    """Measure every backend for one environment and batch size.
+
+    Returns:
+      Dicts from backend name to the best env-steps/s and to the median CPU
+      microseconds per env-step, and the cores the default ParallelBatchEnv kept
+      busy stepping.
+    """
     constructor = functools.partial(gym.make, env_id)
     space = gym.make(env_id).action_space
     space.seed(size)
@@ -226,29 +233,34 @@ def benchmark_size(env_id, size, duration, repeats, only=None):
         for backend in built.values():
             backend.close()
     cpu = {name: float(np.median(values)) for name, values in cpu.items()}
-    return best, cpu, lane_concurrency(env_id, size, actions, duration)
+    return best, cpu, cores_busy_stepping(env_id, size, actions, duration)
 
 
-def lane_concurrency(env_id, size, actions, duration):
-    """How many of the default ParallelBatchEnv's processes stepped at once, on average.
+def cores_busy_stepping(env_id, size, actions, duration, turns=3):
+    """How many cores the default ParallelBatchEnv kept busy stepping, on average.
 
-    The sum over all environments of the time spent in `step`, divided by the
-    wall time: about the number of processes stepping (parent and workers) when
-    they overlap, and about 1 when the machine serializes them (no free core).
+    The CPU time spent in the environments' `step`, summed over all of them and
+    divided by the wall time (best of a few turns of at least a second): close
+    to the number of workers when they overlap, at most 1 when the machine
+    serializes them because it has no idle core for them.
     """
     env = parallel_batch_env.ParallelBatchEnv([functools.partial(timed_env, env_id)] * size)
     backend = ProjectBatch(env)
+    best = 0.0
     try:
         measure(backend, actions, min(0.2, duration))
-        before = sum(env.call('step_seconds'))
-        start = time.perf_counter()
-        measure(backend, actions, duration)
-        return (sum(env.call('step_seconds')) - before) / (time.perf_counter() - start)
+        for _ in range(turns):
+            before = sum(env.call('step_seconds'))
+            start = time.perf_counter()
+            measure(backend, actions, max(1.0, duration))
+            busy = sum(env.call('step_seconds')) - before
+            best = max(best, busy / (time.perf_counter() - start))
     finally:
         backend.close()
+    return best
 
 
-def markdown_tables(env_id, results, cpu, concurrency, sizes):
+def markdown_tables(env_id, results, cpu, busy_cores, sizes):
     """Tables of env-steps/s, of the default's speed-up over peers, and of CPU cost."""
     names = list(dict.fromkeys(name for size in sizes for name in results[str(size)]))
     header = '| ' + ' | '.join(f'N={size}' for size in sizes) + ' |'
@@ -274,9 +286,9 @@ def markdown_tables(env_id, results, cpu, concurrency, sizes):
         cells = [cpu[str(size)].get(name) for size in sizes]
         lines.append(f'| {name} | ' + ' | '.join(
             '-' if value is None else f'{value:.0f}' for value in cells) + ' |')
-    lines += ['', f'{DEFAULT}: processes stepping at once, on average (time in env.step '
-              f'summed over envs / wall time): ' + ', '.join(
-                  f'N={size}: {concurrency[str(size)]:.2f}' for size in sizes)]
+    lines += ['', f'{DEFAULT}: cores busy stepping environments, on average (CPU time in '
+              f'env.step summed over envs / wall time, best of 3 turns): ' + ', '.join(
+                  f'N={size}: {busy_cores[str(size)]:.2f}' for size in sizes)]
     return '\n'.join(lines)
 
 
@@ -294,8 +306,8 @@ def check_targets(results):
     return lines
 
 
-def plot(results, sizes, path):
-    """Save env-steps/s against batch size, one panel per environment."""
+def plot(results, sizes, path, note):
+    """Save env-steps/s against batch size, one panel per environment, titled `note`."""
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
@@ -316,6 +328,7 @@ def plot(results, sizes, path):
         axis.set_title(env_id)
         axis.grid(True, which='both', alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    figure.suptitle(note, fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 
@@ -335,14 +348,14 @@ def main():
     duration = args.duration or (0.25 if args.quick else 0.5)
     repeats = args.repeats or (3 if args.quick else 6)
     sizes = [int(size) for size in args.sizes.split(',')]
-    results, cpu, concurrency = {}, {}, {}
+    results, cpu, busy_cores = {}, {}, {}
     load_before = os.getloadavg()
     for env_id in args.envs.split(','):
-        results[env_id], cpu[env_id], concurrency[env_id] = {}, {}, {}
+        results[env_id], cpu[env_id], busy_cores[env_id] = {}, {}, {}
         for size in sizes:
             print(f'{env_id} N={size} ...', file=sys.stderr, flush=True)
             (results[env_id][str(size)], cpu[env_id][str(size)],
-             concurrency[env_id][str(size)]) = benchmark_size(
+             busy_cores[env_id][str(size)]) = benchmark_size(
                 env_id, size, duration, repeats,
                 args.backends.split(',') if args.backends else None)
     report = [
@@ -353,7 +366,7 @@ def main():
         '']
     for env_id in results:
         report += [markdown_tables(
-            env_id, results[env_id], cpu[env_id], concurrency[env_id], sizes), '']
+            env_id, results[env_id], cpu[env_id], busy_cores[env_id], sizes), '']
     report += ['Targets:'] + check_targets(results)
     print('\n'.join(report))
     os.makedirs(args.outdir, exist_ok=True)
@@ -365,10 +378,12 @@ def main():
                         'load_after': os.getloadavg()},
             'duration': duration, 'repeats': repeats,
             'env_steps_per_second': results, 'cpu_us_per_env_step': cpu,
-            'default_lane_concurrency': concurrency}, file, indent=2)
+            'default_cores_busy_stepping': busy_cores}, file, indent=2)
     with open(os.path.join(args.outdir, 'env_throughput.md'), 'w') as file:
         file.write('\n'.join(report) + '\n')
-    plot(results, sizes, os.path.join(args.outdir, 'env_throughput.png'))
+    note = (f'{os.cpu_count()} cores, load average {load_before[0]:.1f} to '
+            f'{os.getloadavg()[0]:.1f}, best of {repeats} turns of {duration} s')
+    plot(results, sizes, os.path.join(args.outdir, 'env_throughput.png'), note)
     print(f'Wrote env_throughput.json, .md and .png to {args.outdir}', file=sys.stderr)
 
 

@@ -103,6 +103,38 @@ class DiagonalGaussian:
                 -0.5 * tf.square(normalized) - self._log_std - 0.5 * math.log(2 * math.pi))
             return tf.reduce_sum(per_dimension, -1)
 
+    def clipped_log_prob(self, value, low, high):
+        """Log probability of actions as executed by an environment that clips them.
+
+        An environment that clips actions to `[low, high]` executes every sample
+        beyond a bound as the bound itself, so each bound carries the probability
+        of all samples beyond it (the clipped action policy gradient of Fujita and
+        Maeda, 2018). Unlike the density of the unclipped sample, this keeps the
+        gradient of a mean beyond a bound pointing back whenever the bound is a
+        bad action, and does not reward pushing the mean past the bound.
+
+        Args:
+            value: Tensor `[..., size]` of actions, clipped or not.
+            low: Lower bound of the executed actions, broadcastable to `value`.
+            high: Upper bound of the executed actions, broadcastable to `value`.
+
+        Returns:
+            Tensor `[...]`.
+        """
+        with tf.name_scope('clipped_log_prob'):
+            value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
+            low = tf.convert_to_tensor(low, dtype=self._mean.dtype)
+            high = tf.convert_to_tensor(high, dtype=self._mean.dtype)
+            inverse_std = tf.exp(-self._log_std)
+            density = (
+                -0.5 * tf.square((value - self._mean) * inverse_std) - self._log_std -
+                0.5 * math.log(2 * math.pi))
+            below = _log_normal_cdf((low - self._mean) * inverse_std)
+            above = _log_normal_cdf((self._mean - high) * inverse_std)
+            per_dimension = tf.where(
+                value <= low, below, tf.where(value >= high, above, density))
+            return tf.reduce_sum(per_dimension, -1)
+
     def entropy(self):
         """Differential entropy, summed over the event axis; tensor `[...]`."""
         with tf.name_scope('entropy'):
@@ -229,6 +261,20 @@ class Categorical:
         with tf.name_scope('kl'):
             log_ratio = tf.nn.log_softmax(self._logits) - tf.nn.log_softmax(other.logits)
             return tf.reduce_sum(tf.math.multiply_no_nan(log_ratio, self.probs), -1)
+
+
+def _log_normal_cdf(x):
+    """Log of the standard normal distribution function, finite far into the left tail."""
+    # Below -5 the distribution function underflows in float32; its asymptotic
+    # series is accurate there. Each branch gets safe inputs to keep gradients finite.
+    is_tail = x < -5.0
+    central = tf.where(is_tail, tf.zeros_like(x), x)
+    tail = tf.where(is_tail, x, -5.0 * tf.ones_like(x))
+    central_value = tf.math.log(0.5 * tf.math.erfc(-central / math.sqrt(2.0)))
+    tail_value = (
+        -0.5 * tf.square(tail) - tf.math.log(-tail) - 0.5 * math.log(2 * math.pi) +
+        tf.math.log1p(-1 / tf.square(tail) + 3 / tail ** 4))
+    return tf.where(is_tail, tail_value, central_value)
 
 
 def _check_same_type(distribution, other):

@@ -121,6 +121,32 @@ class TestDiagonalGaussian:
         np.testing.assert_allclose(
             log_std_gradient, (_OTHER_MEAN - _MEAN) ** 2 / variance - 1, rtol=1e-4, atol=1e-4)
 
+    def test_clipped_log_prob_puts_the_mass_beyond_a_bound_on_it(self):
+        mean = np.array([[0.5, 3.0, -2.0, 0.0]], np.float32)
+        log_std = np.log(np.array([0.3, 0.5, 1.0, 0.01], np.float32))
+        value = np.array([[0.2, 5.0, -1.5, 1.0]], np.float32)
+
+        def fetches():
+            mean_tensor = tf.constant(mean)
+            log_prob = DiagonalGaussian(mean_tensor, log_std).clipped_log_prob(value, -1.0, 1.0)
+            return log_prob, tf.gradients(log_prob, mean_tensor)[0]
+
+        log_prob, mean_gradient = _evaluate(fetches)
+
+        def log_normal_cdf(x):
+            return math.log(0.5 * math.erfc(-x / math.sqrt(2)))
+
+        expected = (
+            -0.5 * (0.3 / 0.3) ** 2 - math.log(0.3 * math.sqrt(2 * math.pi)) +
+            log_normal_cdf((3.0 - 1.0) / 0.5) + log_normal_cdf((-1.0 + 2.0) / 1.0) +
+            -0.5 * 100.0 ** 2 - math.log(100.0) - 0.5 * math.log(2 * math.pi) +
+            math.log1p(-1e-4 + 3e-8))
+        np.testing.assert_allclose(log_prob, [expected], rtol=1e-4)
+        # The upper bound is likely for the mean beyond it, and its probability
+        # grows as the mean moves out; the lower bound's shrinks.
+        assert np.isfinite(mean_gradient).all()
+        assert mean_gradient[0, 1] > 0 and mean_gradient[0, 2] < 0 and mean_gradient[0, 3] > 0
+
     def test_rejects_bad_parameters(self):
         with tf.Graph().as_default():
             with pytest.raises(ValueError, match='event axis'):

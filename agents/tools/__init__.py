@@ -25,6 +25,7 @@ _LAZY_ATTRIBUTES = {
     'MockAlgorithm': 'agents.tools.mock_algorithm',
     'StreamingMean': 'agents.tools.streaming_mean',
     'count_weights': 'agents.tools.count_weights',
+    'ordered_cond': 'agents.tools.ordered_cond',
     'simulate': 'agents.tools.simulate',
 }
 

@@ -7,6 +7,7 @@ import time
 from absl import logging
 import tensorflow as tf
 
+from agents.tools.ordered_cond import ordered_cond
 from agents.tools import streaming_mean
 
 _Phase = collections.namedtuple(
@@ -192,10 +193,10 @@ class Loop:
         mean_score = streaming_mean.StreamingMean((), tf.float32)
         with tf.control_dependencies([done, score, summary]):
             finished_scores = tf.boolean_mask(score, done)
-            submit_score = tf.cond(
+            submit_score = ordered_cond(
                 tf.reduce_any(done), lambda: mean_score.submit(finished_scores), tf.no_op)
         with tf.control_dependencies([submit_score]):
-            reported_score = tf.cond(
+            reported_score = ordered_cond(
                 self._report, mean_score.clear, lambda: tf.constant(float('nan')))
             steps_made = tf.shape(score, out_type=self._step.dtype)[0]
             next_step = self._step.assign_add(steps_made)

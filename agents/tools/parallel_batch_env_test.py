@@ -119,7 +119,7 @@ def test_reset_of_subsets_seeds_and_options():
         [_make_pendulum] * 4, num_workers=2, seeds=[0, 1, 2, 3])
     try:
         first, _ = batch.reset()
-        again, _ = batch.reset([3, 1], seeds=[3, 1])
+        again, _ = batch.reset(np.array([3, 1]), seeds=np.array([3, 1]))
         np.testing.assert_array_equal(again, first[[3, 1]])
         assert batch.reset([])[0].shape == (0, 3)
         other, _ = batch.reset([2], seeds=[7])
@@ -165,11 +165,15 @@ def test_discrete_and_integer_observations_infos_and_call():
     finally:
         batch.close()
     batch = parallel_batch_env.ParallelBatchEnv(
-        [functools.partial(_CountingEnv, observation_space=uint8_space)] * 2, num_workers=1)
+        [functools.partial(_CountingEnv, observation_space=uint8_space)] * 2, num_workers=1,
+        return_infos=False)
     try:
-        observ, _ = batch.reset()
+        observ, infos = batch.reset()
         assert observ.dtype == np.uint8 and observ.shape == (2, 2, 2)
-        np.testing.assert_array_equal(batch.step([1, 1])[0], np.ones((2, 2, 2)))
+        assert infos == ({}, {})
+        observ, _, _, _, infos = batch.step([2, 2])
+        np.testing.assert_array_equal(observ, np.ones((2, 2, 2)))
+        assert infos == ({}, {})
     finally:
         batch.close()
 

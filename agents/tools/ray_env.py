@@ -2,10 +2,10 @@
 
 When a batch needs more environments than one machine's cores can step, the
 environments can live in Ray actors spread over a cluster. `ray_environments`
-starts the actors and returns one `RayEnvironment` per environment; each has
-the interface of `wrappers.ExternalProcess` (blocking and promise-returning
-`step` and `reset`, forwarded attributes, `call`, `close`), so `BatchEnv` runs
-over them unchanged:
+starts the actors and returns one `RayEnvironment` per environment; each is a
+`wrappers.RemoteEnvironment` like `wrappers.ExternalProcess` (blocking and
+promise-returning `step` and `reset`, forwarded attributes, `call`, `close`),
+so `BatchEnv` runs over them unchanged:
 
     envs = ray_environments([make_env] * 16, envs_per_actor=4)
     batch_env = BatchEnv(envs, blocking=False)
@@ -33,14 +33,6 @@ _INSTALL_HINT = "The Ray environment backend needs Ray: pip install -e '.[ray]'"
 _PLACEMENT_STRATEGIES = {'spread': 'SPREAD', 'pack': 'PACK'}
 _CLOSE_TIMEOUT_SECONDS = 5.0
 
-# Request kinds for the environments in an actor; each request is a tuple
-# (kind, name, args, kwargs) and gets one outcome.
-_ACCESS = 'access'  # Read attribute `name`.
-_CALL = 'call'  # Call method `name` with args and kwargs.
-# Outcome tags.
-_RESULT = 'result'  # (_RESULT, value)
-_EXCEPTION = 'exception'  # (_EXCEPTION, type name, message, traceback text)
-
 
 class RayEnvironmentError(wrappers.WorkerError):
     """An exception raised by an environment inside a Ray actor.
@@ -50,12 +42,14 @@ class RayEnvironmentError(wrappers.WorkerError):
     `ExternalProcess`.
     """
 
+    traceback_heading = 'Remote traceback'
+
 
 class RayActorDiedError(wrappers.WorkerDiedError):
     """The Ray actor hosting an environment died (crash, kill, lost node)."""
 
 
-class RayEnvironment:
+class RayEnvironment(wrappers.RemoteEnvironment):
     """One environment hosted in a Ray actor, as seen by `BatchEnv`.
 
     Created by `ray_environments`. The interface is that of
@@ -66,105 +60,9 @@ class RayEnvironment:
 
     def __init__(self, host, index):
         """Wrap the environment at `index` of the `_ActorHost` `host`."""
+        super().__init__()
         self._host = host
         self._index = index
-        self._observation_space = None
-        self._action_space = None
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment, fetched once."""
-        if self._observation_space is None:
-            self._observation_space = self.access('observation_space')
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment, fetched once."""
-        if self._action_space is None:
-            self._action_space = self.access('action_space')
-        return self._action_space
-
-    def __getattr__(self, name):
-        """Forward access to public attributes to the environment.
-
-        Args:
-          name: Attribute name.
-
-        Returns:
-          The value of the attribute, or a function calling it in the actor if it
-          is callable.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f'{type(self).__name__} does not forward private attribute {name!r}.')
-        return self.access(name)
-
-    def access(self, name):
-        """Read an attribute of the environment.
-
-        Args:
-          name: Attribute name; looked up through Gymnasium wrappers.
-
-        Raises:
-          AttributeError: If the environment has no such attribute.
-
-        Returns:
-          A copy of the value, or a function calling it in the actor if callable.
-        """
-        try:
-            value = self._host.submit(self._index, (_ACCESS, name, (), {}))()
-        except RayEnvironmentError as error:
-            if error.exception_type == 'AttributeError':
-                raise AttributeError(str(error)) from error
-            raise
-        if isinstance(value, _RemoteCallable):
-            return functools.partial(self.call, name)
-        return value
-
-    def call(self, name, /, *args, **kwargs):
-        """Call a method of the environment and wait for its result.
-
-        Args:
-          name: Method name; looked up through Gymnasium wrappers.
-          *args: Positional arguments of the method.
-          **kwargs: Keyword arguments of the method.
-
-        Returns:
-          A copy of the return value.
-        """
-        return self._host.submit(self._index, (_CALL, name, args, kwargs))()
-
-    def step(self, action, blocking=True):
-        """Step the environment.
-
-        Args:
-          action: Action to apply; copied, so the caller may reuse its buffer.
-          blocking: Wait for the result; otherwise return a promise.
-
-        Returns:
-          Tuple of observation, reward, terminated flag, truncated flag and info
-          dict; or, if not blocking, a zero-argument callable returning it.
-        """
-        request = (_CALL, 'step', (copy.deepcopy(action),), {})
-        promise = self._host.submit(self._index, request)
-        return promise() if blocking else promise
-
-    def reset(self, seed=None, options=None, blocking=True):
-        """Reset the environment.
-
-        Args:
-          seed: Optional seed for the environment's random number generator.
-          options: Optional dict of reset options of the environment.
-          blocking: Wait for the result; otherwise return a promise.
-
-        Returns:
-          Tuple of the first observation and the info dict; or, if not blocking,
-          a zero-argument callable returning it.
-        """
-        request = (_CALL, 'reset', (), {'seed': seed, 'options': copy.deepcopy(options)})
-        promise = self._host.submit(self._index, request)
-        return promise() if blocking else promise
 
     def close(self):
         """Close the environment; does nothing the second time.
@@ -174,11 +72,13 @@ class RayEnvironment:
         """
         self._host.close(self._index)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
+    def _submit(self, request, blocking):
+        """Queue a request in the actor's batch and return a promise of its value."""
+        if not blocking:
+            # The request may wait in the batch while the caller reuses its buffers.
+            request = request._replace(
+                args=copy.deepcopy(request.args), kwargs=copy.deepcopy(request.kwargs))
+        return self._host.submit(self._index, request)
 
 
 def ray_environments(
@@ -343,9 +243,10 @@ class _Batch:
     """Requests for the environments of one actor, sent in one remote call.
 
     Attributes:
-      requests: Dict from environment index to its request tuple.
-      outcomes: Dict from environment index to its outcome; filled when the
-        batch is resolved, or earlier for requests answered without the actor.
+      requests: Dict from environment index to its `wrappers.Request`.
+      outcomes: Dict from environment index to its outcome, a pair (value,
+        failure) as returned by `wrappers.serve_request`; filled when the batch
+        is resolved, or earlier for requests answered without the actor.
       reference: Ray object reference of the remote call, once sent.
       generation: Which actor of the host the batch was sent to.
       sent: Whether the batch has been sent.
@@ -410,7 +311,7 @@ class _ActorHost:
         with self._lock:
             if index not in self._open:
                 raise RuntimeError(
-                    f'Cannot {_describe(request)}: the Ray environment is closed.')
+                    f'Cannot {request.description}: the Ray environment is closed.')
             if self._died_error:
                 raise RayActorDiedError(str(self._died_error))
             if index in self._batch.requests:
@@ -462,9 +363,9 @@ class _ActorHost:
         batch.generation = self._generation
         for index, request in batch.requests.items():
             if index in self._restarted:
-                if _is_call(request, 'step'):
+                if request.calls('step'):
                     batch.outcomes[index] = self._restart_outcome(index)
-                if _is_call(request, 'step') or _is_call(request, 'reset'):
+                if request.calls('step') or request.calls('reset'):
                     self._restarted.discard(index)
         remote = [(index, request) for index, request in batch.requests.items()
                   if index not in batch.outcomes]
@@ -477,25 +378,21 @@ class _ActorHost:
             if not batch.sent or index not in batch.outcomes:
                 if self._actor is None:
                     raise RuntimeError(
-                        f'Cannot finish {_describe(batch.requests[index])}: the Ray '
+                        f'Cannot finish {batch.requests[index].description}: the Ray '
                         f'environment is closed.')
                 if not batch.sent:
                     self._send()
                 if index not in batch.outcomes:
                     self._collect(batch)
             request = batch.requests[index]
-            outcome = batch.outcomes[index]
-            if outcome[0] == _EXCEPTION:
-                _, exception_type, message, remote_traceback = outcome
-                raise RayEnvironmentError(
-                    f'{exception_type}: {message}\n(raised in environment '
-                    f'{self._first_env + index} of {self._name()} while {_describe(request)})'
-                    f'\nRemote traceback:\n{remote_traceback}',
-                    exception_type, remote_traceback)
-            result = outcome[1]
-            if _is_call(request, 'step') or _is_call(request, 'reset'):
-                self._last_observs[index] = result[0]
-            return result
+            value, failure = batch.outcomes[index]
+            if failure is not None:
+                raise RayEnvironmentError.from_failure(
+                    failure, f'raised in environment {self._first_env + index} of '
+                    f'{self._name()} while {request.description}')
+            if request.calls('step') or request.calls('reset'):
+                self._last_observs[index] = value[0]
+            return value
 
     def _collect(self, batch):
         """Fetch the outcomes of a sent batch, surviving a dead actor if asked to."""
@@ -535,11 +432,11 @@ class _ActorHost:
         self._wait_until_built(built, 'rebuilding the environments after a failure')
         resets = self._get(
             self._actor.run.remote(
-                [(index, (_CALL, 'reset', (), {})) for index in range(self.size)]),
+                [(index, wrappers.Request.call('reset')) for index in range(self.size)]),
             'resetting the environments after a failure')
-        for index, outcome in resets.items():
-            if index not in self._last_observs and outcome[0] == _RESULT:
-                self._last_observs[index] = outcome[1][0]
+        for index, (value, failure) in resets.items():
+            if index not in self._last_observs and failure is None:
+                self._last_observs[index] = value[0]
         self._restarted = set(self._open)
 
     def _redo(self, batch):
@@ -549,9 +446,9 @@ class _ActorHost:
         for index, request in batch.requests.items():
             if index in batch.outcomes:
                 continue
-            if _is_call(request, 'step') or _is_call(request, 'reset'):
+            if request.calls('step') or request.calls('reset'):
                 self._restarted.discard(index)
-            if _is_call(request, 'step'):
+            if request.calls('step'):
                 outcomes[index] = self._restart_outcome(index)
             else:
                 redo.append((index, request))
@@ -563,7 +460,7 @@ class _ActorHost:
     def _restart_outcome(self, index):
         """The step outcome that ends the episode of a restarted environment."""
         transition = (self._last_observs.get(index), 0.0, False, True, {'env_restarted': True})
-        return (_RESULT, transition)
+        return transition, None
 
     def _wait_until_built(self, built, description):
         """Wait for the build outcomes; raise the first constructor exception."""
@@ -572,40 +469,22 @@ class _ActorHost:
             raise TimeoutError(
                 f'{self._name()} did not finish {description} within '
                 f'{self._startup_timeout} s (startup_timeout); is a node missing?')
-        for index, outcome in self._get(built, description).items():
-            if outcome[0] == _EXCEPTION:
-                _, exception_type, message, remote_traceback = outcome
-                raise RayEnvironmentError(
-                    f'{exception_type}: {message}\n(raised by the constructor of environment '
-                    f'{self._first_env + index} in {self._name()})\n'
-                    f'Remote traceback:\n{remote_traceback}',
-                    exception_type, remote_traceback)
+        for index, (_, failure) in self._get(built, description).items():
+            if failure is not None:
+                raise RayEnvironmentError.from_failure(
+                    failure, f'raised by the constructor of environment '
+                    f'{self._first_env + index} in {self._name()}')
 
     def _describe_batch(self, batch):
         """Describe the requests of a batch for error messages."""
         return ', '.join(
-            f'{_describe(request)} on environment {self._first_env + index}'
+            f'{request.description} on environment {self._first_env + index}'
             for index, request in batch.requests.items())
 
     def _name(self):
         """Names the actor and its environments for messages."""
         return (f'Ray actor {self._actor_index} (environments {self._first_env} to '
                 f'{self._first_env + self.size - 1})')
-
-
-def _is_call(request, method):
-    """Whether a request calls the given method of the environment."""
-    return request[0] == _CALL and request[1] == method
-
-
-def _describe(request):
-    """Describe a request for error messages."""
-    kind, name, _, _ = request
-    return f'reading attribute {name!r}' if kind == _ACCESS else f'calling {name}()'
-
-
-class _RemoteCallable:
-    """Marks an attribute of the remote environment that is called, not copied."""
 
 
 class _EnvironmentHost:
@@ -616,19 +495,24 @@ class _EnvironmentHost:
         self._envs = {}
 
     def build(self):
-        """Construct the environments; return the outcome of each by index."""
+        """Construct the environments; return the outcome of each by index.
+
+        An outcome is a pair (None, failure) as in `wrappers.serve_request`.
+        """
         outcomes = {}
         for index, constructor in enumerate(self._constructors):
             try:
                 self._envs[index] = constructor()
-                outcomes[index] = (_RESULT, None)
+                outcomes[index] = (None, None)
             except Exception as error:  # pylint: disable=broad-except
-                outcomes[index] = _exception_outcome(error)
+                outcomes[index] = (None, wrappers.describe_exception(error))
         return outcomes
 
     def run(self, requests):
-        """Serve a list of (index, request) pairs; return the outcome of each by index."""
-        return {index: self._serve(self._envs[index], request) for index, request in requests}
+        """Serve a list of (index, `wrappers.Request`) pairs; return the outcomes by index."""
+        return {
+            index: wrappers.serve_request(self._envs[index], request)
+            for index, request in requests}
 
     def close(self):
         """Close every environment, ignoring their errors."""
@@ -638,35 +522,6 @@ class _EnvironmentHost:
             except Exception:  # pylint: disable=broad-except
                 traceback.print_exc()
         self._envs.clear()
-
-    @staticmethod
-    def _serve(env, request):
-        """Serve one request; an exception becomes its outcome."""
-        kind, name, args, kwargs = request
-        try:
-            value = _lookup(env, name)
-            if kind == _CALL:
-                return (_RESULT, value(*args, **kwargs))
-            return (_RESULT, _RemoteCallable() if callable(value) else value)
-        except Exception as error:  # pylint: disable=broad-except
-            return _exception_outcome(error)
-
-
-def _lookup(env, name):
-    """Look up an attribute, through Gymnasium wrappers if it is one."""
-    if hasattr(env, 'get_wrapper_attr'):
-        return env.get_wrapper_attr(name)
-    return getattr(env, name)
-
-
-def _exception_outcome(error):
-    """Outcome naming an exception's type and message, with its traceback text."""
-    exception_type = type(error).__qualname__
-    if type(error).__module__ != 'builtins':
-        exception_type = f'{type(error).__module__}.{exception_type}'
-    remote_traceback = ''.join(
-        traceback.format_exception(type(error), error, error.__traceback__))
-    return (_EXCEPTION, exception_type, str(error), remote_traceback)
 
 
 @functools.lru_cache(maxsize=None)

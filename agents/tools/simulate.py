@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from agents.tools.ordered_cond import ordered_cond
 from agents.tools import streaming_mean
 
 
@@ -66,7 +67,7 @@ def simulate(batch_env, algo, log=True, reset=False):
 
         def summaries():
             def mean_summary(name, mean):
-                return tf.cond(
+                return ordered_cond(
                     log & (mean.count > 0),
                     lambda: tf.compat.v1.summary.scalar(name, mean.clear()),
                     lambda: tf.constant(''))
@@ -74,7 +75,7 @@ def simulate(batch_env, algo, log=True, reset=False):
                 mean_summary('mean_score', mean_score),
                 mean_summary('mean_length', mean_length)])
 
-        begin_indices = tf.cond(
+        begin_indices = ordered_cond(
             reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
         begin_summary = _call_if_any(begin_episode, begin_indices)
         with tf.control_dependencies([begin_summary]):
@@ -104,5 +105,5 @@ def _true_indices(flags):
 
 def _call_if_any(function, indices):
     """Call `function(indices)` for a non-empty index vector; return its summary or ''."""
-    return tf.cond(
+    return ordered_cond(
         tf.size(indices) > 0, lambda: function(indices), lambda: tf.constant(''))

@@ -1,17 +1,21 @@
 """Environment wrappers and a process to run an environment in.
 
 `ExternalProcess` runs one environment in a worker process, so many
-environments can step in parallel, free of the GIL. The wrappers adapt
-Gymnasium environments for batched training: they limit episode length,
-normalize ranges, convert dtypes to 32 bits, repeat actions, stack frames, and
-adapt environments written for the old Gym API. All wrappers are
-`gymnasium.Wrapper` subclasses (except `GymToGymnasium`, which wraps objects
-that are not Gymnasium environments) and can be stacked in any order.
+environments can step in parallel, free of the GIL. It is a
+`RemoteEnvironment`, the interface shared by handles to environments hosted
+elsewhere (`ray_env.RayEnvironment` is another); `Request` and
+`serve_request` are what their workers share. The wrappers adapt Gymnasium
+environments for batched training: they limit episode length, normalize
+ranges, convert dtypes to 32 bits, repeat actions, stack frames, and adapt
+environments written for the old Gym API. All wrappers are `gymnasium.Wrapper`
+subclasses (except `GymToGymnasium`, which wraps objects that are not
+Gymnasium environments) and can be stacked in any order.
 
 This module is pure Python: it does not import TensorFlow.
 """
 
 import atexit
+import collections
 import copy
 import functools
 import multiprocessing
@@ -38,25 +42,44 @@ class WorkerError(RuntimeError):
       exception_type: Name of the exception class raised in the worker, for
         example 'ValueError' or 'gymnasium.error.ResetNeeded'.
       remote_traceback: The formatted traceback of the exception in the worker.
+      traceback_heading: Class attribute, introduces the traceback in the
+        message; subclasses for other hosts name theirs.
     """
+
+    traceback_heading = 'Worker traceback'
 
     def __init__(self, message, exception_type=None, remote_traceback=None):
         super().__init__(message)
         self.exception_type = exception_type
         self.remote_traceback = remote_traceback
 
+    @classmethod
+    def from_failure(cls, failure, origin):
+        """Create the error for a failure reported by a worker.
+
+        Args:
+          failure: Triple of exception type name, message and traceback text,
+            as returned by `describe_exception`.
+          origin: Where and when the exception was raised, for the message.
+
+        Returns:
+          The error, its message naming the exception, the origin and the traceback.
+        """
+        exception_type, message, remote_traceback = failure
+        return cls(
+            f'{exception_type}: {message}\n({origin})\n{cls.traceback_heading}:\n'
+            f'{remote_traceback}', exception_type, remote_traceback)
+
 
 class WorkerDiedError(RuntimeError):
     """The worker process of an `ExternalProcess` exited without being closed."""
 
 
-# Kinds of the messages between an `ExternalProcess` and its worker. Each
-# request is one (kind, payload) tuple and gets exactly one response tuple.
-_ACCESS = 'access'  # Payload: attribute name.
-_CALL = 'call'  # Payload: (method name, args, kwargs).
-_CLOSE = 'close'  # Payload: None. Has no response.
-_RESULT = 'result'  # Payload: the value.
-_EXCEPTION = 'exception'  # Payload: (exception type name, message, traceback).
+# Kinds of `Request`.
+_ACCESS = 'access'
+_CALL = 'call'
+# Sent to an `ExternalProcess` worker instead of a request to end it; has no response.
+_CLOSE = 'close'
 
 _CLOSE_TIMEOUT_SECONDS = 5.0
 
@@ -73,11 +96,235 @@ def _close_open_processes():
             process.close()
 
 
+class Request(collections.namedtuple('Request', ('kind', 'name', 'args', 'kwargs'))):
+    """A request to an environment hosted elsewhere, served by `serve_request`.
+
+    Create requests with `Request.access` and `Request.call`.
+
+    Attributes:
+      kind: 'access' to read attribute `name`, or 'call' to call method `name`.
+      name: Attribute or method name; looked up through Gymnasium wrappers.
+      args: Tuple of positional arguments of a call.
+      kwargs: Dict of keyword arguments of a call.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def access(cls, name):
+        """Request to read attribute `name` of the environment."""
+        return cls(_ACCESS, name, (), {})
+
+    @classmethod
+    def call(cls, name, /, *args, **kwargs):
+        """Request to call method `name` of the environment with the arguments."""
+        return cls(_CALL, name, args, kwargs)
+
+    def calls(self, method):
+        """Whether the request calls the method named `method`."""
+        return self.kind == _CALL and self.name == method
+
+    @property
+    def description(self):
+        """What the request does, for error messages."""
+        if self.kind == _ACCESS:
+            return f'reading attribute {self.name!r}'
+        return f'calling {self.name}()'
+
+
+def serve_request(env, request):
+    """Serve a `Request` on the side of the worker that hosts the environment.
+
+    Args:
+      env: The environment.
+      request: The `Request`.
+
+    Returns:
+      The outcome, a pair (value, failure). On success, value is the result and
+      failure is None; a callable attribute is read as a marker that
+      `RemoteEnvironment.access` turns into a function calling it remotely. If
+      the environment raised, value is None and failure is the
+      `describe_exception` triple of the exception.
+    """
+    try:
+        value = _lookup_attribute(env, request.name)
+        if request.kind == _CALL:
+            return value(*request.args, **request.kwargs), None
+        if request.kind == _ACCESS:
+            return (_RemoteCallable() if callable(value) else value), None
+        raise ValueError(f'Unknown request kind {request.kind!r}.')
+    except Exception as error:  # pylint: disable=broad-except
+        return None, describe_exception(error)
+
+
+def describe_exception(error):
+    """Describe an exception so it can be sent from a worker and raised again.
+
+    Args:
+      error: The exception, caught in the worker.
+
+    Returns:
+      Triple of the exception type name (qualified by its module unless it is a
+      builtin), the message, and the formatted traceback text.
+    """
+    exception_type = type(error).__qualname__
+    module = type(error).__module__
+    if module != 'builtins':
+        exception_type = f'{module}.{exception_type}'
+    remote_traceback = ''.join(
+        traceback.format_exception(type(error), error, error.__traceback__))
+    return exception_type, str(error), remote_traceback
+
+
+def _lookup_attribute(env, name):
+    """Look up an attribute, through Gymnasium wrappers if it is one."""
+    if hasattr(env, 'get_wrapper_attr'):
+        return env.get_wrapper_attr(name)
+    return getattr(env, name)
+
+
 class _RemoteCallable:
     """Marks an attribute of the remote environment that is called, not copied."""
 
 
-class ExternalProcess:
+class RemoteEnvironment:
+    """An environment hosted elsewhere: in a worker process, a Ray actor, ...
+
+    Implements the interface of a hosted environment over `Request`s: blocking
+    and promise-returning `step` and `reset`, `call`, `access`, attribute
+    forwarding with cached spaces, and use as a context manager. A subclass
+    provides the transport by implementing `_submit` and `close`; its worker
+    answers each request with `serve_request`.
+    """
+
+    def __init__(self):
+        self._observation_space = None
+        self._action_space = None
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment, fetched once."""
+        if self._observation_space is None:
+            self._observation_space = self.access('observation_space')
+        return self._observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment, fetched once."""
+        if self._action_space is None:
+            self._action_space = self.access('action_space')
+        return self._action_space
+
+    def __getattr__(self, name):
+        """Forward access to public attributes to the environment.
+
+        Args:
+          name: Attribute name.
+
+        Returns:
+          The value of the attribute, or a function calling it remotely if it is
+          callable.
+        """
+        if name.startswith('_'):
+            raise AttributeError(
+                f'{type(self).__name__} does not forward private attribute {name!r}.')
+        return self.access(name)
+
+    def access(self, name):
+        """Read an attribute of the environment.
+
+        Args:
+          name: Attribute name; looked up through Gymnasium wrappers.
+
+        Raises:
+          AttributeError: If the environment has no such attribute.
+
+        Returns:
+          A copy of the value of the attribute, or a function calling it
+          remotely if it is callable.
+        """
+        try:
+            value = self._submit(Request.access(name), blocking=True)()
+        except WorkerError as error:
+            if error.exception_type == 'AttributeError':
+                raise AttributeError(str(error)) from error
+            raise
+        if isinstance(value, _RemoteCallable):
+            return functools.partial(self.call, name)
+        return value
+
+    def call(self, name, /, *args, **kwargs):
+        """Call a method of the environment and wait for its result.
+
+        Args:
+          name: Method name; looked up through Gymnasium wrappers.
+          *args: Positional arguments of the method.
+          **kwargs: Keyword arguments of the method.
+
+        Returns:
+          A copy of the return value.
+        """
+        return self._submit(Request.call(name, *args, **kwargs), blocking=True)()
+
+    def step(self, action, blocking=True):
+        """Step the environment.
+
+        Args:
+          action: Action to apply; the caller may reuse its buffer once this
+            returns.
+          blocking: Wait for the result; otherwise return a promise.
+
+        Returns:
+          Tuple of observation, reward, terminated flag, truncated flag and info
+          dict; or, if not blocking, a zero-argument callable returning it.
+        """
+        promise = self._submit(Request.call('step', action), blocking)
+        return promise() if blocking else promise
+
+    def reset(self, seed=None, options=None, blocking=True):
+        """Reset the environment.
+
+        Args:
+          seed: Optional seed for the environment's random number generator.
+          options: Optional dict of reset options of the environment.
+          blocking: Wait for the result; otherwise return a promise.
+
+        Returns:
+          Tuple of the first observation and the info dict; or, if not blocking,
+          a zero-argument callable returning it.
+        """
+        promise = self._submit(Request.call('reset', seed=seed, options=options), blocking)
+        return promise() if blocking else promise
+
+    def close(self):
+        """Close the environment and free its host; does nothing the second time."""
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _submit(self, request, blocking):
+        """Send a request to the environment.
+
+        Args:
+          request: The `Request`.
+          blocking: Whether the caller resolves the promise before returning; if
+            not, the caller may change the arguments of the request meanwhile.
+
+        Raises:
+          RuntimeError: If the environment is closed.
+
+        Returns:
+          A promise: a zero-argument callable that returns the value of the
+          request, or raises `WorkerError` if the environment raised.
+        """
+        raise NotImplementedError
+
+
+class ExternalProcess(RemoteEnvironment):
     """Runs one environment in a worker process and forwards calls to it.
 
     The constructor of the environment is sent to the worker with cloudpickle,
@@ -116,6 +363,7 @@ class ExternalProcess:
         Raises:
           TypeError: If the constructor is not callable or cannot be pickled.
         """
+        super().__init__()
         if not callable(constructor):
             raise TypeError(
                 f'ExternalProcess needs a callable that returns an environment, got '
@@ -132,8 +380,6 @@ class ExternalProcess:
         self._responses_received = 0
         self._pending = {}  # Request id -> description, until resolved.
         self._responses = {}  # Request id -> response received before asked for.
-        self._observation_space = None
-        self._action_space = None
         self._connection, worker_connection = context.Pipe()
         self._process = context.Process(
             target=_worker, args=(pickled_constructor, worker_connection),
@@ -150,101 +396,6 @@ class ExternalProcess:
         """Process id of the worker."""
         return self._pid
 
-    @property
-    def observation_space(self):
-        """Observation space of the environment, fetched once."""
-        if self._observation_space is None:
-            self._observation_space = self.access('observation_space')
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment, fetched once."""
-        if self._action_space is None:
-            self._action_space = self.access('action_space')
-        return self._action_space
-
-    def __getattr__(self, name):
-        """Forward access to public attributes to the environment.
-
-        Args:
-          name: Attribute name.
-
-        Returns:
-          The value of the attribute, or a function calling it in the worker if
-          it is callable.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f'{type(self).__name__} does not forward private attribute {name!r}.')
-        return self.access(name)
-
-    def access(self, name):
-        """Read an attribute of the environment.
-
-        Args:
-          name: Attribute name; looked up through Gymnasium wrappers.
-
-        Raises:
-          AttributeError: If the environment has no such attribute.
-
-        Returns:
-          A copy of the value of the attribute, or a function calling it in the
-          worker if it is callable.
-        """
-        try:
-            value = self._request(_ACCESS, name, f'reading attribute {name!r}')()
-        except WorkerError as error:
-            if error.exception_type == 'AttributeError':
-                raise AttributeError(str(error)) from error
-            raise
-        if isinstance(value, _RemoteCallable):
-            return functools.partial(self.call, name)
-        return value
-
-    def call(self, name, /, *args, **kwargs):
-        """Call a method of the environment and wait for its result.
-
-        Args:
-          name: Method name; looked up through Gymnasium wrappers.
-          *args: Positional arguments of the method.
-          **kwargs: Keyword arguments of the method.
-
-        Returns:
-          A copy of the return value.
-        """
-        return self._request(_CALL, (name, args, kwargs), f'calling {name}()')()
-
-    def step(self, action, blocking=True):
-        """Step the environment.
-
-        Args:
-          action: Action to apply.
-          blocking: Wait for the result; otherwise return a promise.
-
-        Returns:
-          Tuple of observation, reward, terminated flag, truncated flag and info
-          dict; or, if not blocking, a zero-argument callable returning it.
-        """
-        promise = self._request(_CALL, ('step', (action,), {}), 'calling step()')
-        return promise() if blocking else promise
-
-    def reset(self, seed=None, options=None, blocking=True):
-        """Reset the environment.
-
-        Args:
-          seed: Optional seed for the environment's random number generator.
-          options: Optional dict of reset options of the environment.
-          blocking: Wait for the result; otherwise return a promise.
-
-        Returns:
-          Tuple of the first observation and the info dict; or, if not blocking,
-          a zero-argument callable returning it.
-        """
-        kwargs = {'seed': seed, 'options': options}
-        promise = self._request(_CALL, ('reset', (), kwargs), 'calling reset()')
-        return promise() if blocking else promise
-
     def close(self, timeout=_CLOSE_TIMEOUT_SECONDS):
         """Close the environment and end the worker; does nothing the second time.
 
@@ -259,7 +410,7 @@ class ExternalProcess:
         self._closed = True
         _OPEN_PROCESSES.discard(self)
         try:
-            self._connection.send_bytes(pickle.dumps((_CLOSE, None)))
+            self._connection.send_bytes(pickle.dumps(_CLOSE))
         except OSError:
             pass  # The worker is already gone.
         # Closing our end also unblocks a worker stuck sending unread responses.
@@ -273,17 +424,13 @@ class ExternalProcess:
             self._process.join()
         self._process.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-    def _request(self, kind, payload, description):
+    def _submit(self, request, blocking):
         """Send a request to the worker and return a promise for its response."""
+        del blocking  # The request is pickled at once, so the caller may change it.
+        description = request.description
         if self._closed:
             raise RuntimeError(f'Cannot {description}: the ExternalProcess is closed.')
-        message = pickle.dumps((kind, payload), pickle.HIGHEST_PROTOCOL)
+        message = pickle.dumps(request, pickle.HIGHEST_PROTOCOL)
         try:
             self._connection.send_bytes(message)
         except OSError as error:
@@ -306,14 +453,11 @@ class ExternalProcess:
             self._responses[self._responses_received] = response
             self._responses_received += 1
         description = self._pending.pop(request_id)
-        kind, payload = self._responses.pop(request_id)
-        if kind == _EXCEPTION:
-            exception_type, message, remote_traceback = payload
-            raise WorkerError(
-                f'{exception_type}: {message}\n(raised in the environment worker process '
-                f'{self.pid} while {description})\nWorker traceback:\n{remote_traceback}',
-                exception_type, remote_traceback)
-        return payload
+        value, failure = self._responses.pop(request_id)
+        if failure is not None:
+            raise WorkerError.from_failure(
+                failure, f'raised in the environment worker process {self.pid} while {description}')
+        return value
 
     def _read_response(self, description):
         """Read the next response, or raise if the worker died first."""
@@ -354,24 +498,23 @@ def _worker(pickled_constructor, connection):
     try:
         env = cloudpickle.loads(pickled_constructor)()
     except Exception as error:
-        exception_type, message, remote_traceback = _describe_exception(error)
+        exception_type, message, remote_traceback = describe_exception(error)
         message += ' (raised by the environment constructor, so every request fails)'
-        construction_failure = pickle.dumps(
-            (_EXCEPTION, (exception_type, message, remote_traceback)))
+        construction_failure = pickle.dumps((None, (exception_type, message, remote_traceback)))
     else:
         construction_failure = None
     try:
         while True:
             try:
-                kind, payload = pickle.loads(connection.recv_bytes())
+                request = pickle.loads(connection.recv_bytes())
             except (EOFError, OSError):
                 break  # The parent is gone.
-            if kind == _CLOSE:
+            if request == _CLOSE:
                 break
             if construction_failure:
                 response = construction_failure
             else:
-                response = _handle_request(env, kind, payload)
+                response = _pickled_outcome(env, request)
             try:
                 connection.send_bytes(response)
             except OSError:
@@ -385,38 +528,13 @@ def _worker(pickled_constructor, connection):
         connection.close()
 
 
-def _handle_request(env, kind, payload):
-    """Serve one request and return the pickled response."""
+def _pickled_outcome(env, request):
+    """Serve one request and pickle its outcome; failing to pickle fails the request."""
+    outcome = serve_request(env, request)
     try:
-        if kind == _ACCESS:
-            value = _lookup(env, payload)
-            result = _RemoteCallable() if callable(value) else value
-        elif kind == _CALL:
-            name, args, kwargs = payload
-            result = _lookup(env, name)(*args, **kwargs)
-        else:
-            raise ValueError(f'Unknown request kind {kind!r}.')
-        return pickle.dumps((_RESULT, result), pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
     except Exception as error:
-        return pickle.dumps((_EXCEPTION, _describe_exception(error)))
-
-
-def _lookup(env, name):
-    """Look up an attribute, through Gymnasium wrappers if it is one."""
-    if hasattr(env, 'get_wrapper_attr'):
-        return env.get_wrapper_attr(name)
-    return getattr(env, name)
-
-
-def _describe_exception(error):
-    """Return the type name, message and formatted traceback of an exception."""
-    exception_type = type(error).__qualname__
-    module = type(error).__module__
-    if module != 'builtins':
-        exception_type = f'{module}.{exception_type}'
-    remote_traceback = ''.join(
-        traceback.format_exception(type(error), error, error.__traceback__))
-    return exception_type, str(error), remote_traceback
+        return pickle.dumps((None, describe_exception(error)))
 
 
 class LimitDuration(gymnasium.Wrapper):

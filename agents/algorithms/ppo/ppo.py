@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from agents import parts
 from agents.algorithms.ppo import utility
+from agents import tools
 from agents.tools import nested
 
 # One step of an episode as stored in memory: the raw observation and reward,
@@ -67,6 +68,11 @@ class PPO:
         output = self._network(
             tf.zeros_like(batch_env.observ)[:, None], tf.ones(num_agents, tf.int32))
         self._policy_type = type(output.policy)
+        if config.get('action_bounds') is not None and not hasattr(
+                self._policy_type, 'clipped_log_prob'):
+            raise ValueError(
+                f'action_bounds needs a policy over continuous actions, got '
+                f'{self._policy_type.__name__}; set action_bounds=None.')
         with tf.compat.v1.variable_scope('ppo_temporary'):
             template = _Transition(
                 batch_env.observ[0], batch_env.action[0],
@@ -123,7 +129,7 @@ class PPO:
                 lambda variable: tf.gather(variable, agent_indices), self._last_state)
             output = self._network(
                 normalized_observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32), state)
-            action = tf.cond(self._is_training, output.policy.sample, output.policy.mode)
+            action = tf.where(self._is_training, output.policy.sample(), output.policy.mode())
             log_prob = output.policy.log_prob(action)[:, 0]
             action = action[:, 0]
             remember_state = [
@@ -157,7 +163,7 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('experience'):
-            return tf.cond(
+            return tools.ordered_cond(
                 self._is_training,
                 lambda: self._define_experience(agent_indices, observ, action, reward),
                 lambda: tf.constant(''))
@@ -172,7 +178,7 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('end_episode'):
-            return tf.cond(
+            return tools.ordered_cond(
                 self._is_training,
                 lambda: self._define_end_episode(agent_indices),
                 lambda: tf.constant(''))
@@ -207,7 +213,7 @@ class PPO:
         with tf.control_dependencies([store_episodes, store_bootstrap]):
             advance_index = self._memory_index.assign_add(tf.shape(used)[0])
         with tf.control_dependencies([advance_index]):
-            return tf.cond(
+            return tools.ordered_cond(
                 self._memory_index >= self._config.update_every,
                 self._training, lambda: tf.constant(''))
 
@@ -281,7 +287,7 @@ class PPO:
         gradients, variables = zip(*self._optimizer.compute_gradients(loss))
         gradient_norm = tf.linalg.global_norm(gradients)
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
-        optimize = tf.cond(
+        optimize = tools.ordered_cond(
             is_finite,
             lambda: self._optimizer.apply_gradients(zip(gradients, variables)),
             lambda: _report_skipped_update(loss, gradient_norm))
@@ -305,7 +311,7 @@ class PPO:
         config = self._config
         with tf.name_scope('policy_loss'):
             kl = _mean_over_time(old_policy.kl(policy), length)
-            ratio = tf.exp(policy.log_prob(action) - old_policy.log_prob(action))
+            ratio = tf.exp(self._log_prob(policy, action) - self._log_prob(old_policy, action))
             surrogate_loss = -_mean_over_time(ratio * tf.stop_gradient(advantage), length)
             kl_penalty = self._penalty * kl
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
@@ -316,6 +322,17 @@ class PPO:
                 kl=tf.reduce_mean(kl), surrogate_loss=tf.reduce_mean(surrogate_loss),
                 kl_penalty=tf.reduce_mean(kl_penalty), kl_cutoff=tf.reduce_mean(kl_cutoff))
             return policy_loss, metrics
+
+    def _log_prob(self, policy, action):
+        """Log probability of the actions as the environments executed them.
+
+        With `action_bounds`, the environments clip actions to these bounds, and
+        the policy's probabilities account for it.
+        """
+        bounds = self._config.get('action_bounds')
+        if bounds is None:
+            return policy.log_prob(action)
+        return policy.clipped_log_prob(action, *bounds)
 
     def _adjust_penalty(self, observ, old_policy_parameters, length):
         """Scale the KL penalty to keep the policy change near `kl_target`."""
@@ -345,7 +362,7 @@ class PPO:
 
     def _summary_if_logging(self, build_summaries):
         """Merge the summaries `build_summaries()` creates when logging, else ''."""
-        return tf.cond(
+        return tools.ordered_cond(
             self._should_log,
             lambda: tf.compat.v1.summary.merge(build_summaries() or [tf.constant('')]),
             lambda: tf.constant(''))

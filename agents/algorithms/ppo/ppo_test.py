@@ -115,3 +115,18 @@ def test_truncated_episode_bootstraps_from_its_last_observation():
             truncated_value, terminated_value = sess.run(algo._bootstrap)
             assert truncated_value != 0.0
             assert terminated_value == 0.0
+
+
+def test_clipped_actions_train_to_finite_weights():
+    with tf.Graph().as_default():
+        # A wide policy sends most actions beyond the bounds, onto their probability mass.
+        config = _config(action_bounds=(-1.0, 1.0), init_std=3.0)
+        algo, is_training, _, step_op = _define_graph(config)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before = _weights(sess)
+            for _ in range(5):
+                sess.run(step_op, {is_training: True})
+            after = _weights(sess)
+    assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+    assert all(np.isfinite(weight).all() for weight in after)
