@@ -27,6 +27,11 @@ def default():
     value_layers = 200, 100
     init_output_factor = 0.1
     init_std = 0.35
+    # Pass the mean of Gaussian policies through a tanh, inside the action range.
+    bounded_mean = True
+    # Bounds the environment clips actions to, for the probabilities of clipped
+    # actions in the policy loss; None uses the density of the sampled action.
+    action_bounds = None
     # Optimization
     update_every = 30
     update_epochs = 25

@@ -265,6 +265,8 @@ def define_batch_env(constructors, backend='process', **backend_options):
                 blocking=False)
         elif backend == 'parallel':
             from agents.tools import parallel_batch_env
+            # The graph ignores infos, so the workers need not send them.
+            backend_options.setdefault('return_infos', False)
             batch_env = parallel_batch_env.ParallelBatchEnv(constructors, **backend_options)
         else:
             from agents.tools import ray_env

@@ -15,6 +15,7 @@ from agents.tools import wrappers
 from agents.tools.attr_dict import AttrDict
 from agents.tools.batch_env import BatchEnv
 from agents.tools.mock_environment import MockEnvironment
+from agents.tools.parallel_batch_env import ParallelBatchEnv
 
 # Names resolved on first access, mapped to the module that defines them; these
 # modules import TensorFlow (or Ray), which pure-Python users should not pay for.

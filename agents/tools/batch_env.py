@@ -118,6 +118,8 @@ class BatchEnv:
                     f'environments.')
         if seeds is None:
             seeds = [None] * len(indices)
+        # Gymnasium accepts Python integers only, not NumPy ones.
+        seeds = [None if seed is None else int(seed) for seed in seeds]
         if len(seeds) != len(indices):
             raise ValueError(
                 f'Got {len(seeds)} seeds for {len(indices)} environments to reset.')

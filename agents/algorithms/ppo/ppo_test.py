@@ -83,17 +83,21 @@ def test_summaries_include_losses_when_logging():
         assert any(tag.startswith('weights_policy/') for tag in tags)
 
 
-def test_recurrent_policy_trains_on_chunks():
+def _weights_before_and_after_training(config, durations=(5, 5), steps=5):
     with tf.Graph().as_default():
-        config = _config(network=networks.recurrent_gaussian, chunk_length=2, batch_size=2)
-        algo, is_training, _, step_op = _define_graph(config, durations=(3, 5))
+        _, is_training, _, step_op = _define_graph(config, durations)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
-            for _ in range(5):
+            for _ in range(steps):
                 sess.run(step_op, {is_training: True})
-            after = _weights(sess)
-            assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+            return before, _weights(sess)
+
+
+def test_recurrent_policy_trains_on_chunks():
+    config = _config(network=networks.recurrent_gaussian, chunk_length=2, batch_size=2)
+    before, after = _weights_before_and_after_training(config, durations=(3, 5))
+    assert any(not np.array_equal(a, b) for a, b in zip(before, after))
 
 
 def test_truncated_episode_bootstraps_from_its_last_observation():
@@ -118,15 +122,8 @@ def test_truncated_episode_bootstraps_from_its_last_observation():
 
 
 def test_clipped_actions_train_to_finite_weights():
-    with tf.Graph().as_default():
-        # A wide policy sends most actions beyond the bounds, onto their probability mass.
-        config = _config(action_bounds=(-1.0, 1.0), init_std=3.0)
-        algo, is_training, _, step_op = _define_graph(config)
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            before = _weights(sess)
-            for _ in range(5):
-                sess.run(step_op, {is_training: True})
-            after = _weights(sess)
+    # A wide policy sends most actions beyond the bounds, onto their probability mass.
+    config = _config(action_bounds=(-1.0, 1.0), init_std=3.0)
+    before, after = _weights_before_and_after_training(config)
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
     assert all(np.isfinite(weight).all() for weight in after)
