@@ -153,8 +153,8 @@ def backends(constructor):
         'BatchEnv (ExternalProcess)': external_processes,
         DEFAULT: parallel,
         'ParallelBatchEnv (1 worker)': functools.partial(parallel, num_workers=1),
-        'ParallelBatchEnv (1 worker + parent)': functools.partial(
-            parallel, num_workers=1, step_in_parent=True),
+        'ParallelBatchEnv (2 workers, parent waits)': functools.partial(
+            parallel, num_workers=2, step_in_parent=False),
         'ParallelBatchEnv (2 workers + parent)': functools.partial(
             parallel, num_workers=2, step_in_parent=True),
         'ParallelBatchEnv (return_infos=False)': functools.partial(
@@ -362,7 +362,8 @@ def main():
         f'Command: python benchmarks/env_throughput.py {" ".join(sys.argv[1:])}'.rstrip(),
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
         f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend. '
-        f'{DEFAULT}: {os.cpu_count()} workers, the parent waits for them.',
+        f'{DEFAULT}: {max(1, os.cpu_count() - 1)} worker(s) plus the parent stepping a '
+        f'share.',
         '']
     for env_id in results:
         report += [markdown_tables(

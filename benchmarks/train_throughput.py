@@ -4,9 +4,11 @@ Measures the training phase of BatchPPO on Pendulum-v1 (simulate plus the PPO
 updates) with each environment backend, and, when stable-baselines3 is
 installed (`pip install -e '.[bench]' torch==2.13.0 stable-baselines3`), SB3's
 PPO on the same task with the same number of environments, the same 200-100
-policy and value networks, and the same amount of optimization per sample: an
-update every `max_length` steps per environment, 25 epochs in batches of 1000
-samples. Prints a markdown table with the ratio of each row to SB3.
+policy and value networks, and the same optimization per sample as the
+`pendulum` config: an update every 200 steps per environment, with
+`update_epochs` epochs in minibatches of `batch_size * chunk_length` samples.
+The collection rows run the policy without learning, to show where the time
+goes. Prints a markdown table with the ratio of each row to SB3.
 
     python benchmarks/train_throughput.py [--num_envs 30] [--updates 4]
 """
@@ -21,17 +23,25 @@ from agents.scripts import environments
 from agents.scripts import utility
 
 
-def measure_batchppo(num_envs, updates, backend):
-    """Env steps per second of the training phase, after one warm-up update."""
+def pendulum_config(num_envs):
+    """The pendulum config with `num_envs` environments and one update per episode."""
     config = utility.make_config('pendulum')
     with config.unlocked():
         config.num_agents = num_envs
         config.update_every = num_envs
+    return config
+
+
+def measure_batchppo(num_envs, updates, backend, is_training=True):
+    """Env steps per second of the training phase, after one warm-up update."""
+    config = pendulum_config(num_envs)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, num_envs), backend)
         graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-        feed = {graph.is_training: True, graph.should_log: False, graph.force_reset: False}
+        feed = {
+            graph.is_training: is_training, graph.should_log: False,
+            graph.force_reset: False}
         steps_per_update = config.max_length
         try:
             with tf.compat.v1.Session() as sess:
@@ -54,10 +64,12 @@ def measure_sb3(num_envs, updates):
         from stable_baselines3.common import env_util
     except ImportError:
         return None
-    steps_per_update = 200
+    config = pendulum_config(num_envs)
+    steps_per_update = config.max_length
     model = stable_baselines3.PPO(
         'MlpPolicy', env_util.make_vec_env('Pendulum-v1', n_envs=num_envs),
-        n_steps=steps_per_update, batch_size=1000, n_epochs=25, device='cpu',
+        n_steps=steps_per_update, batch_size=config.batch_size * config.chunk_length,
+        n_epochs=config.update_epochs, device='cpu',
         policy_kwargs=dict(net_arch=dict(pi=[200, 100], vf=[200, 100])), verbose=0)
     model.learn(total_timesteps=steps_per_update * num_envs)  # Warm-up update.
     samples = updates * steps_per_update * num_envs
@@ -77,6 +89,9 @@ def main():
     for backend in args.backends.split(','):
         rows.append((f'BatchPPO, {backend} backend', measure_batchppo(
             args.num_envs, args.updates, backend)))
+    for backend in args.backends.split(','):
+        rows.append((f'BatchPPO collection only (no updates), {backend} backend',
+                     measure_batchppo(args.num_envs, args.updates, backend, False)))
     if sb3 is not None:
         rows.append(('stable-baselines3 PPO (DummyVecEnv)', sb3))
     print(f'\nPendulum-v1, {args.num_envs} envs, 200-100 networks, training phase '

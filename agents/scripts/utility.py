@@ -193,7 +193,8 @@ def _resolve(import_path, allowed, path):
 def define_environment_flags():
     """Define the absl flags choosing where environments run, shared by the scripts."""
     flags.DEFINE_boolean(
-        'env_processes', True, 'Step the environments in worker processes, free of the GIL.')
+        'env_processes', True,
+        'Step the environments in worker processes, free of the GIL (the parallel backend).')
     flags.DEFINE_enum(
         'env_backend', None, list(ENV_BACKENDS),
         'Where environments run; overrides --env_processes. inprocess: in this process; '
@@ -213,7 +214,7 @@ def backend_from_flags(flag_values):
       Tuple of the backend name and a dict of its options.
     """
     backend = flag_values.env_backend or (
-        'process' if flag_values.env_processes else 'inprocess')
+        'parallel' if flag_values.env_processes else 'inprocess')
     if backend == 'parallel' and flag_values.num_workers:
         return backend, dict(num_workers=flag_values.num_workers)
     if backend == 'ray':

@@ -76,7 +76,7 @@ class ParallelBatchEnv:
     """
 
     def __init__(
-            self, constructors, num_workers=None, step_in_parent=False, seeds=None,
+            self, constructors, num_workers=None, step_in_parent=True, seeds=None,
             auto_reset=True, return_infos=True, start_method='forkserver'):
         """Start the worker processes and build their environments.
 
@@ -87,9 +87,12 @@ class ParallelBatchEnv:
             per core but one when `step_in_parent`). Never more than there are
             environments for the workers to step.
           step_in_parent: Let the parent step a share of the environments while it
-            would otherwise wait for the workers. This saves a process and a
-            wake-up per step, but puts those environments in the parent process;
-            it measured no faster here (see benchmarks/env_throughput.py).
+            would otherwise wait for the workers, so that every core steps
+            environments. This saves a process and a wake-up per step and measured
+            fastest on an idle machine (see benchmarks/env_throughput.py); set it
+            to False to keep all environments out of the parent process, which
+            isolates their crashes and measured faster on a machine whose cores
+            are busy with other work.
           seeds: Optional sequence of one seed (or None) per environment, used at
             that environment's first reset, so runs are reproducible.
           auto_reset: Reset finished environments right after the step that ended
