@@ -68,8 +68,6 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
     with tf.Graph().as_default(), tf.device('/cpu:0'):
-        if config.get('seed') is not None:
-            tf.compat.v1.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), env_backend,
             **(backend_options or {}))
@@ -85,7 +83,7 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             # environments' Python state is not checkpointed, so a resumed run
             # starts new episodes.
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
-            with tf.compat.v1.Session(config=_session_config()) as sess:
+            with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 utility.initialize_variables(sess, saver, logdir, resume=resume)
                 logging.info(
                     'Training from global step %d to %d.', sess.run(graph.step), total_steps)
@@ -100,11 +98,6 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             loop.close()
         finally:
             batch_env.close()
-
-
-def _session_config():
-    """Session options: run on the CPU with soft placement, threads for two cores."""
-    return tf.compat.v1.ConfigProto(allow_soft_placement=True)
 
 
 def run_directory(logdir, config_name, timestamp):

@@ -88,7 +88,6 @@ def test_same_seed_gives_same_first_observations_and_actions():
         with config.unlocked():
             config.seed = seed
         with tf.Graph().as_default():
-            tf.compat.v1.set_random_seed(seed)
             batch_env = utility.define_batch_env(
                 environments.environment_constructors(config, 4), 'inprocess')
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)

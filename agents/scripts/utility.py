@@ -284,12 +284,14 @@ def define_simulation_graph(batch_env, algorithm, config):
       batch_env: In-graph batch environment.
       algorithm: Algorithm class, constructed as
         `algorithm(batch_env, step, is_training, should_log, config)`.
-      config: Configuration.
+      config: Configuration; its `seed`, if set, becomes the graph seed.
 
     Returns:
       AttrDict of the tensors the training loop needs: step, is_training,
       should_log, do_report, force_reset, algorithm, done, score, summary.
     """
+    if config.get('seed') is not None:
+        tf.compat.v1.set_random_seed(config.seed)
     step = tf.compat.v1.train.get_or_create_global_step()
     is_training = tf.compat.v1.placeholder(tf.bool, (), name='is_training')
     should_log = tf.compat.v1.placeholder(tf.bool, (), name='should_log')
@@ -301,6 +303,11 @@ def define_simulation_graph(batch_env, algorithm, config):
     return tools.AttrDict(
         step=step, is_training=is_training, should_log=should_log, do_report=do_report,
         force_reset=force_reset, algorithm=algo, done=done, score=score, summary=summary)
+
+
+def session_config():
+    """Session options of the scripts: place operations on the CPU where asked for a GPU."""
+    return tf.compat.v1.ConfigProto(allow_soft_placement=True)
 
 
 def define_saver(exclude=(r'.*_temporary.*',), keep=5):

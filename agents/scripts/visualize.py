@@ -149,15 +149,12 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
         _recording_environment(config, index, outdir, range(index, num_episodes, num_agents))
         for index in range(num_agents)]
     with tf.Graph().as_default(), tf.device('/cpu:0'):
-        if config.get('seed') is not None:
-            tf.compat.v1.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
             constructors, env_backend, **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
-            session_config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
-            with tf.compat.v1.Session(config=session_config) as sess:
+            with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 utility.initialize_variables(sess, saver, checkpoint=checkpoint, resume=True)
                 _run_episodes(sess, graph, num_agents, num_episodes)
             episodes = [

@@ -52,7 +52,7 @@ class PPO:
             `agents.scripts.configs.default()`.
         """
         self._batch_env = batch_env
-        self._step = step
+        del step  # Part of the algorithm interface; PPO keeps no step-dependent state.
         self._is_training = is_training
         self._should_log = should_log
         self._config = config
