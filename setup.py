@@ -20,6 +20,8 @@ setuptools.setup(
         'cloudpickle',
         'ruamel.yaml',
         'absl-py',
+        # Summaries are written for TensorBoard, and the plot command reads them back.
+        'tensorboard',
         # Rendering and writing videos in visualize.py.
         'imageio',
         'imageio-ffmpeg',
@@ -28,7 +30,8 @@ setuptools.setup(
     extras_require={
         'mujoco': ['gymnasium[mujoco]>=1.0'],
         'ray': ['ray>=2.10'],
-        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0'],
+        'plot': ['matplotlib'],
+        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib'],
         'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10'],
     },
     classifiers=[

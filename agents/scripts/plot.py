@@ -1,0 +1,53 @@
+r"""Plot the evaluation scores of training runs over training steps as a PNG.
+
+Command line:
+
+    python -m agents.scripts.plot --logdir=logs [--out=logs/plot.png] [--title=...]
+
+finds every run under `--logdir` (directories with `eval/` summaries, as
+train.py writes them), groups runs of one configuration (run directories
+`<timestamp>-<config>` that differ only in the timestamp, such as several
+seeds) into one curve of their mean score with a band from their lowest to
+their highest score, and writes the plot.
+"""
+
+import os
+import sys
+
+# Reading event files loads TensorFlow; keep its start-up messages out of the output.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+from absl import app  # noqa: E402
+from absl import flags  # noqa: E402
+
+from agents.scripts import plotting  # noqa: E402
+
+
+def main(argv):
+    del argv  # Unused.
+    out = FLAGS.out or os.path.join(FLAGS.logdir, 'plot.png')
+    try:
+        curves = plotting.read_curves(FLAGS.logdir)
+        plotting.plot_curves(curves, out, FLAGS.title)
+    except (plotting.NoScoresError, ImportError) as error:
+        sys.exit(f'Error: {error}')
+    for label, runs in curves.items():
+        last = [scores[-1] for _, scores in runs]
+        print(f'{label}: {len(runs)} run(s), last evaluation score {sum(last) / len(last):.1f}')
+    print(f'Wrote {out}')
+
+
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+    """Define the command line flags; only when run as a script."""
+    flags.DEFINE_string('logdir', None, 'Log directory of train.py, or one run directory.')
+    flags.DEFINE_string('out', None, 'PNG file to write; <logdir>/plot.png if unset.')
+    flags.DEFINE_string('title', None, 'Title of the plot.')
+    flags.mark_flag_as_required('logdir')
+
+
+if __name__ == '__main__':
+    define_flags()
+    app.run(main)
