@@ -16,7 +16,10 @@ def default():
     # General
     algorithm = ppo.PPO
     num_agents = 30
-    eval_episodes = 30
+    # Evaluate the policy's mode over this many complete episodes every
+    # `eval_every` training steps and at the end of training.
+    eval_episodes = 10
+    eval_every = 10000
     seed = 0
     # Environment
     normalize_ranges = True
@@ -25,6 +28,7 @@ def default():
     weight_summaries = dict(all=r'.*', policy=r'.*/policy/.*', value=r'.*/value/.*')
     policy_layers = 200, 100
     value_layers = 200, 100
+    activation = 'tanh'
     init_output_factor = 0.1
     init_std = 0.35
     # Pass the mean of Gaussian policies through a tanh, inside the action range.
@@ -32,21 +36,35 @@ def default():
     # Bounds the environment clips actions to, for the probabilities of clipped
     # actions in the policy loss; None uses the density of the sampled action.
     action_bounds = None
-    # Optimization
+    # Collection: train after every `update_every` whole episodes, or, with a
+    # rollout length, after every `rollout_length` steps of each environment.
     update_every = 30
+    rollout_length = None
+    # Optimization
     update_epochs = 25
     optimizer = tf.compat.v1.train.AdamOptimizer
     learning_rate = 1e-4
-    # Train on whole episodes, all at once; set both to train on batches of chunks.
+    learning_rate_schedule = 'constant'
+    max_gradient_norm = None
+    # Feed-forward networks train on minibatches of this many steps (all steps
+    # at once if None); recurrent ones on `batch_size` chunks of `chunk_length`.
+    minibatch_size = None
     batch_size = None
     chunk_length = None
     # Losses
+    objective = 'kl_penalty'
     discount = 0.995
     gae_lambda = None
+    reward_normalization = 'reward'
     kl_target = 1e-2
     kl_cutoff_factor = 2
     kl_cutoff_coef = 1000
     kl_init_penalty = 1
+    kl_penalty_bounds = (1e-3, 1e3)
+    clip_ratio = 0.2
+    value_clip = None
+    value_coef = 1.0
+    entropy_coef = 0.0
     return locals()
 
 

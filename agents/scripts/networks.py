@@ -95,8 +95,8 @@ class FeedForwardGaussian(_StatelessCell):
     value [batch])`.
 
     Args:
-        policy_layers: Sizes of the tanh hidden layers of the policy network.
-        value_layers: Sizes of the tanh hidden layers of the value network.
+        policy_layers: Sizes of the hidden layers of the policy network.
+        value_layers: Sizes of the hidden layers of the value network.
         action_size: Number of action dimensions.
         init_std: Initial standard deviation, a positive float or one per dimension.
         init_output_factor: Scale of the variance-scaling initialiser of the mean
@@ -108,7 +108,8 @@ class FeedForwardGaussian(_StatelessCell):
     """
 
     def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
-                 bounded_mean=True):
+                 bounded_mean=True, activation='tanh'):
+        self._activation = _activation(activation)
         self._policy_layers = _check_layers('policy_layers', policy_layers)
         self._value_layers = _check_layers('value_layers', value_layers)
         self._action_size = _check_positive_int('action_size', action_size)
@@ -131,12 +132,12 @@ class FeedForwardGaussian(_StatelessCell):
                 'log_std', [self._action_size], tf.float32,
                 tf.compat.v1.constant_initializer(self._init_log_std))
             log_std = tf.broadcast_to(log_std, tf.shape(mean))
-        value = _value_network(observ, self._value_layers)
+        value = _value_network(observ, self._value_layers, self._activation)
         return (mean, log_std, value), state
 
     def _policy_features(self, observ, state):
         """The last hidden layer of the policy network, and the next state."""
-        return _mlp(observ, self._policy_layers), state
+        return _mlp(observ, self._policy_layers, self._activation), state
 
 
 class RecurrentGaussian(FeedForwardGaussian):
@@ -148,20 +149,22 @@ class RecurrentGaussian(FeedForwardGaussian):
 
     Args:
         policy_layers: Sizes of the policy's hidden layers, the last one recurrent.
-        value_layers: Sizes of the tanh hidden layers of the value network.
+        value_layers: Sizes of the hidden layers of the value network.
         action_size: Number of action dimensions.
         init_std: Initial standard deviation, a positive float or one per dimension.
         init_output_factor: Scale of the variance-scaling initialiser of the mean
             output layer.
         bounded_mean: Whether the mean passes through a tanh.
+        activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
     """
 
     is_recurrent = True
 
     def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
-                 bounded_mean=True):
+                 bounded_mean=True, activation='tanh'):
         super().__init__(
-            policy_layers, value_layers, action_size, init_std, init_output_factor, bounded_mean)
+            policy_layers, value_layers, action_size, init_std, init_output_factor, bounded_mean,
+            activation)
         if not self._policy_layers:
             raise ValueError(
                 'RecurrentGaussian needs at least one policy layer, the size of its GRU.')
@@ -175,7 +178,7 @@ class RecurrentGaussian(FeedForwardGaussian):
         return self._core.zero_state(batch_size, dtype)
 
     def _policy_features(self, observ, state):
-        return self._core(_mlp(observ, self._policy_layers[:-1]), state)
+        return self._core(_mlp(observ, self._policy_layers[:-1], self._activation), state)
 
 
 class FeedForwardCategorical(_StatelessCell):
@@ -184,14 +187,17 @@ class FeedForwardCategorical(_StatelessCell):
     The cell outputs `(logits [batch, num_actions], value [batch])`.
 
     Args:
-        policy_layers: Sizes of the tanh hidden layers of the policy network.
-        value_layers: Sizes of the tanh hidden layers of the value network.
+        policy_layers: Sizes of the hidden layers of the policy network.
+        value_layers: Sizes of the hidden layers of the value network.
         num_actions: Number of discrete actions.
         init_output_factor: Scale of the variance-scaling initialiser of the logits
             layer; small values start with a near-uniform policy.
+        activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
     """
 
-    def __init__(self, policy_layers, value_layers, num_actions, init_output_factor):
+    def __init__(self, policy_layers, value_layers, num_actions, init_output_factor,
+                 activation='tanh'):
+        self._activation = _activation(activation)
         self._policy_layers = _check_layers('policy_layers', policy_layers)
         self._value_layers = _check_layers('value_layers', value_layers)
         self._num_actions = _check_positive_int('num_actions', num_actions)
@@ -205,10 +211,10 @@ class FeedForwardCategorical(_StatelessCell):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
             logits = _dense(
-                _mlp(observ, self._policy_layers), self._num_actions,
+                _mlp(observ, self._policy_layers, self._activation), self._num_actions,
                 weight_initializer=_output_initializer(self._init_output_factor),
                 name='logits')
-        value = _value_network(observ, self._value_layers)
+        value = _value_network(observ, self._value_layers, self._activation)
         return (logits, value), state
 
 
@@ -248,6 +254,10 @@ def recurrent_gaussian(config, action_space, observations, length, state=None):
         RecurrentGaussian, config, action_space, observations, length, state)
 
 
+# PPO trains recurrent networks on sequences and others on single steps.
+recurrent_gaussian.is_recurrent = True
+
+
 def feed_forward_categorical(config, action_space, observations, length, state=None):
     """Feed-forward categorical policy and value network for a Discrete action space.
 
@@ -268,7 +278,8 @@ def feed_forward_categorical(config, action_space, observations, length, state=N
             f'starting at 0, got {action_space}; use a Gaussian network for Box actions.')
     cell = FeedForwardCategorical(
         _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
-        int(action_space.n), _config_value(config, 'init_output_factor'))
+        int(action_space.n), _config_value(config, 'init_output_factor'),
+        _config_value(config, 'activation', 'tanh'))
     (logits, value), state = _run_cell(cell, observations, length, state)
     return NetworkOutput(Categorical(logits), value, state)
 
@@ -282,7 +293,8 @@ def _gaussian_network(cell_type, config, action_space, observations, length, sta
         _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
         action_space.shape[0], _config_value(config, 'init_std'),
         _config_value(config, 'init_output_factor'),
-        bool(_config_value(config, 'bounded_mean', True)))
+        bool(_config_value(config, 'bounded_mean', True)),
+        _config_value(config, 'activation', 'tanh'))
     (mean, log_std, value), state = _run_cell(cell, observations, length, state)
     return NetworkOutput(DiagonalGaussian(mean, log_std), value, state)
 
@@ -329,15 +341,25 @@ def _apply_to_all_steps(cell, observations, length, state):
     return tf.nest.map_structure(restore_time_axis, outputs), state
 
 
-def _value_network(observ, layers):
+def _value_network(observ, layers, activation):
     with tf.compat.v1.variable_scope('value'):
-        return _dense(_mlp(observ, layers), 1, name='output')[:, 0]
+        return _dense(_mlp(observ, layers, activation), 1, name='output')[:, 0]
 
 
-def _mlp(inputs, layers):
+def _mlp(inputs, layers, activation):
     for index, size in enumerate(layers):
-        inputs = _dense(inputs, size, tf.tanh, name=f'hidden_{index}')
+        inputs = _dense(inputs, size, activation, name=f'hidden_{index}')
     return inputs
+
+
+ACTIVATIONS = {'tanh': tf.tanh, 'relu': tf.nn.relu}
+
+
+def _activation(name):
+    if name not in ACTIVATIONS:
+        raise ValueError(
+            f'Unknown activation {name!r}; choose one of {", ".join(ACTIVATIONS)}.')
+    return ACTIVATIONS[name]
 
 
 def _dense(inputs, size, activation=None, weight_initializer=None, bias_initializer=None,

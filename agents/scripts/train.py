@@ -25,33 +25,44 @@ from agents.scripts import environments  # noqa: E402
 from agents.scripts import utility  # noqa: E402
 
 
-def _define_loop(graph, logdir, train_steps, eval_steps):
+def _define_loop(graph, logdir, config):
     """Create the loop of a training phase followed by an evaluation phase.
 
     Args:
       graph: The simulation graph from `utility.define_simulation_graph`.
       logdir: Directory for checkpoints and summaries.
-      train_steps: Environment steps of each training phase.
-      eval_steps: Environment steps of each evaluation phase.
+      config: Configuration with `eval_every` and `eval_episodes`.
 
     Returns:
       Loop object.
     """
-    loop = tools.Loop(
-        logdir, graph.step, graph.should_log, graph.do_report, graph.force_reset)
+    loop = tools.Loop(logdir, graph.step, graph.should_log, graph.force_reset)
+    train_steps = eval_interval(config)
     loop.add_phase(
-        'train', graph.done, graph.score, graph.summary, train_steps,
-        report_every=train_steps, log_every=train_steps // 2,
-        checkpoint_every=None, feed={graph.is_training: True})
+        'train', graph.done, graph.score, graph.summary, steps=train_steps,
+        log_every=max(train_steps // 2, 1), feed={graph.is_training: True})
     loop.add_phase(
-        'eval', graph.done, graph.score, graph.summary, eval_steps,
-        report_every=eval_steps, log_every=eval_steps // 2,
-        checkpoint_every=10 * eval_steps, feed={graph.is_training: False})
+        'eval', graph.done, graph.score, graph.summary, episodes=config.eval_episodes,
+        feed={graph.is_training: False})
     return loop
 
 
+def eval_interval(config):
+    """Training steps between evaluations: `eval_every`, in whole rounds of collection.
+
+    A round is a step of every environment, or a whole rollout of every
+    environment with `rollout_length`, so evaluations fall between updates.
+    """
+    round_steps = config.num_agents * (config.get('rollout_length') or 1)
+    return max(1, round(config.eval_every / round_steps)) * round_steps
+
+
 def train(config, logdir, env_backend='process', backend_options=None, resume=False):
-    """Train and evaluate the configured algorithm, yielding mean scores.
+    """Train and evaluate the configured algorithm, yielding the result of each phase.
+
+    The run trains for `config.steps` environment steps, evaluating the
+    policy's mode over `config.eval_episodes` complete episodes every
+    `config.eval_every` training steps and at the end.
 
     Args:
       config: Configuration AttrDict.
@@ -61,9 +72,9 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
       resume: Restore the newest checkpoint in `logdir` and continue from its step.
 
     Yields:
-      Mean score of each training and evaluation phase.
+      `tools.loop.PhaseResult` of each training and evaluation phase.
     """
-    if config.update_every % config.num_agents:
+    if config.get('update_every') and config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
@@ -73,12 +84,7 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-            loop = _define_loop(
-                graph, logdir, config.update_every * config.max_length,
-                config.eval_episodes * config.max_length)
-            total_steps = int(
-                config.steps / config.update_every *
-                (config.update_every + config.eval_episodes))
+            loop = _define_loop(graph, logdir, config)
             # Environment, episode and memory variables are not stored: the
             # environments' Python state is not checkpointed, so a resumed run
             # starts new episodes.
@@ -86,9 +92,9 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 utility.initialize_variables(sess, saver, logdir, resume=resume)
                 logging.info(
-                    'Training from global step %d to %d.', sess.run(graph.step), total_steps)
+                    'Training from step %d to %d.', sess.run(graph.step), int(config.steps))
                 try:
-                    yield from loop.run(sess, saver, total_steps)
+                    yield from loop.run(sess, saver, int(config.steps))
                 except KeyboardInterrupt:
                     logging.info('Interrupted; storing a checkpoint before stopping.')
                     raise

@@ -20,23 +20,31 @@ def tiny_pendulum():
     """A pendulum config small enough for a test: a few thousand steps."""
     config = configs.pendulum()
     config.update(
-        num_agents=4, update_every=4, eval_episodes=4, max_length=50, steps=800,
-        update_epochs=2, policy_layers=(16,), value_layers=(16,), chunk_length=25,
-        batch_size=4)
+        num_agents=4, update_every=4, eval_episodes=4, eval_every=400, max_length=50,
+        steps=800, update_epochs=2, policy_layers=(16,), value_layers=(16,),
+        minibatch_size=50)
     return config
 
 
 def tiny_cartpole():
     config = configs.cartpole()
     config.update(
-        num_agents=4, update_every=4, eval_episodes=4, max_length=50, steps=800,
-        update_epochs=2, policy_layers=(16,), value_layers=(16,))
+        num_agents=4, update_every=4, eval_episodes=4, eval_every=400, max_length=50,
+        steps=800, update_epochs=2, policy_layers=(16,), value_layers=(16,))
     return config
 
 
 def tiny_recurrent():
     config = tiny_pendulum()
-    config.update(network=networks.recurrent_gaussian)
+    config.update(network=networks.recurrent_gaussian, chunk_length=25, batch_size=4)
+    return config
+
+
+def tiny_rollout():
+    """Pendulum with rollouts of 25 steps per environment and the clipped objective."""
+    config = tiny_pendulum()
+    config.update(rollout_length=25, objective='clip', learning_rate_schedule='linear',
+                  max_gradient_norm=0.5, value_clip=0.2, reward_normalization='return')
     return config
 
 
@@ -53,12 +61,17 @@ def _event_tags(directory):
     return tags
 
 
-@pytest.mark.parametrize('config_function', [tiny_pendulum, tiny_cartpole, tiny_recurrent])
+@pytest.mark.parametrize(
+    'config_function', [tiny_pendulum, tiny_cartpole, tiny_recurrent, tiny_rollout])
 def test_short_run_writes_summaries_and_checkpoint(tmp_path, config_function):
-    scores = _train(config_function, str(tmp_path))
-    # Train and eval phases of 200 env steps alternate over 1600 steps.
-    assert len(scores) == 8 and np.all(np.isfinite(scores))
-    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-1600')
+    results = _train(config_function, str(tmp_path))
+    # 400 training steps, then 4 evaluation episodes, twice.
+    assert [(each.phase, each.step) for each in results] == [
+        ('train', 400), ('eval', 400), ('train', 800), ('eval', 800)]
+    evaluations = [each for each in results if each.phase == 'eval']
+    assert all(each.episodes == 4 and np.isfinite(each.score) for each in evaluations)
+    assert all(each.length == 50 for each in evaluations if config_function != tiny_cartpole)
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-800')
     assert {'mean_score', 'training/value_loss', 'training/policy_loss'} <= _event_tags(
         str(tmp_path / 'train'))
     assert 'mean_score' in _event_tags(str(tmp_path / 'eval'))
@@ -67,13 +80,13 @@ def test_short_run_writes_summaries_and_checkpoint(tmp_path, config_function):
 def test_resume_continues_from_the_checkpointed_step(tmp_path):
     _train(tiny_pendulum, str(tmp_path))
     reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path)))
-    assert reader.get_tensor('global_step') == 1600
+    assert reader.get_tensor('global_step') == 800
     config = utility.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
-        config.steps = 1200  # 2400 env steps in all: four more phases.
-    scores = list(train.train(config, str(tmp_path), 'inprocess', resume=True))
-    assert len(scores) == 4
-    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-2400')
+        config.steps = 1600  # Two more cycles of training and evaluation.
+    results = list(train.train(config, str(tmp_path), 'inprocess', resume=True))
+    assert [each.step for each in results] == [1200, 1200, 1600, 1600]
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-1600')
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
@@ -126,18 +139,19 @@ def test_command_line_runs_with_worker_processes_and_resumes(tmp_path):
         capture_output=True, text=True, env=environ, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert 'Resuming run' in result.stderr
-    assert 'from global step 1600' in result.stderr  # Continued, not restarted.
+    assert 'from step 800' in result.stderr  # Continued, not restarted.
 
 
 def test_short_run_with_environments_on_ray(tmp_path):
     ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
     config = utility.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
-        config.steps = 400  # Two train and two eval phases of 200 env steps.
+        config.steps = 400  # One cycle of training and evaluation.
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        scores = list(train.train(config, str(tmp_path), 'ray', {}))
+        results = list(train.train(config, str(tmp_path), 'ray', {}))
     finally:
         ray.shutdown()
-    assert len(scores) == 4 and np.all(np.isfinite(scores))
-    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-800')
+    assert [each.phase for each in results] == ['train', 'eval']
+    assert np.isfinite(results[-1].score)
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-400')

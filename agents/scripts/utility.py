@@ -288,20 +288,19 @@ def define_simulation_graph(batch_env, algorithm, config):
 
     Returns:
       AttrDict of the tensors the training loop needs: step, is_training,
-      should_log, do_report, force_reset, algorithm, done, score, summary.
+      should_log, force_reset, algorithm, done, score, summary.
     """
     if config.get('seed') is not None:
         tf.compat.v1.set_random_seed(config.seed)
     step = tf.compat.v1.train.get_or_create_global_step()
     is_training = tf.compat.v1.placeholder(tf.bool, (), name='is_training')
     should_log = tf.compat.v1.placeholder(tf.bool, (), name='should_log')
-    do_report = tf.compat.v1.placeholder(tf.bool, (), name='do_report')
     force_reset = tf.compat.v1.placeholder(tf.bool, (), name='force_reset')
     algo = algorithm(batch_env, step, is_training, should_log, config)
     done, score, summary = tools.simulate(batch_env, algo, should_log, force_reset)
     logging.info('Graph contains %d trainable variables.', tools.count_weights())
     return tools.AttrDict(
-        step=step, is_training=is_training, should_log=should_log, do_report=do_report,
+        step=step, is_training=is_training, should_log=should_log,
         force_reset=force_reset, algorithm=algo, done=done, score=score, summary=summary)
 
 

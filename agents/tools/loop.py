@@ -5,57 +5,69 @@ import os
 import time
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 
-from agents.tools.ordered_cond import ordered_cond
-from agents.tools import streaming_mean
-
 _Phase = collections.namedtuple(
-    'Phase',
-    'name, writer, op, batch_size, steps, feed, report_every, log_every, checkpoint_every')
+    'Phase', 'name, writer, op, batch_size, steps, episodes, feed, log_every')
+
+PhaseResult = collections.namedtuple(
+    'PhaseResult', 'phase, step, score, score_std, length, episodes, env_steps, seconds')
+PhaseResult.__doc__ = """What one phase of the loop did.
+
+Attributes:
+    phase: Name of the phase.
+    step: Global step at its end: the environment steps the agent trained on.
+    score: Mean score of the episodes the phase finished; NaN if none.
+    score_std: Standard deviation of those scores; NaN if none.
+    length: Mean length of those episodes; NaN if none (evaluation phases only).
+    episodes: Number of those episodes.
+    env_steps: Environment steps the phase made, counted or not.
+    seconds: Wall time the phase took.
+"""
 
 
 class Loop:
-    """Alternate phases of a given number of steps, logging and checkpointing.
+    """Alternate phases, such as training and evaluation, logging and checkpointing.
 
-    Each phase, for example 'train' and 'eval', runs its own step operation for
-    its own number of steps before the next phase takes over; then the cycle
-    starts again. A phase has its own feed dict, summary writer (a subfolder of
-    the log directory named after the phase), and intervals for writing
-    summaries, reporting the mean score, and storing checkpoints. Steps are
-    counted in environment steps: one run of a phase's operation over a batch of
-    eight environments advances the global step by eight. The global step is a
-    variable in the graph, so a run restored from a checkpoint continues where
-    it stopped.
+    A phase runs its own step operation, with its own feed dict and summary
+    writer (a subfolder of the log directory named after the phase). It lasts
+    either a number of environment steps, which the global step counts
+    (training), or a number of complete episodes, which it does not count
+    (evaluation). So the global step is the number of environment steps the
+    agent trained on: one run of a step phase's operation over a batch of
+    eight environments advances it by eight. Summaries, reports and
+    checkpoint names all use it. The global step is a variable in the graph, so
+    a run restored from a checkpoint continues where it stopped.
+
+    An episode phase resets every environment and keeps the first episode of
+    each, as many rounds as it takes to finish its episodes. Taking the first
+    episode of each environment, rather than whichever finish first, keeps
+    long episodes from being left out of the mean.
     """
 
-    def __init__(self, logdir, step=None, log=None, report=None, reset=None):
+    def __init__(self, logdir, step=None, log=None, reset=None):
         """Create a loop without phases.
 
         Args:
           logdir: Directory for summaries and checkpoints; None to write nothing.
-          step: Integer variable counting environment steps; the global step of
-            the graph if None.
+          step: Integer variable counting the environment steps trained on; the
+            global step of the graph if None.
           log: Boolean tensor the phase operations read to decide whether to write
             summaries; a placeholder if None.
-          report: Boolean tensor telling the loop to compute the mean score; a
-            placeholder if None.
-          reset: Boolean tensor forcing environments to reset at the start of a
-            phase; a placeholder if None.
+          reset: Boolean tensor forcing environments to reset; a placeholder if None.
         """
         self._logdir = logdir
         if step is None:
             step = tf.compat.v1.train.get_or_create_global_step()
         self._step = step
         self._log = tf.compat.v1.placeholder(tf.bool, (), 'log') if log is None else log
-        self._report = (
-            tf.compat.v1.placeholder(tf.bool, (), 'report') if report is None else report)
         self._reset = tf.compat.v1.placeholder(tf.bool, (), 'reset') if reset is None else reset
         self._phases = []
 
     @property
     def step(self):
-        """Variable counting the environment steps of all phases."""
+        """Variable counting the environment steps the agent trained on."""
         return self._step
 
     @property
@@ -65,99 +77,83 @@ class Loop:
 
     @property
     def reset(self):
-        """Boolean tensor that is true on the first step of each phase."""
+        """Boolean tensor that is true where all environments must start anew."""
         return self._reset
 
-    def add_phase(self, name, done, score, summary, steps, report_every=None, log_every=None,
-                  checkpoint_every=None, feed=None):
-        """Add a phase to the loop.
+    def add_phase(self, name, done, score, summary, steps=None, episodes=None,
+                  log_every=None, feed=None):
+        """Add a phase to the loop; give it either `steps` or `episodes`.
 
         Args:
           name: Name of the phase, used for logging and the summary subfolder.
           done: Boolean tensor [batch] telling which episodes ended this step.
           score: Float tensor [batch] of the current episode scores.
           summary: Summary string tensor of the step.
-          steps: Number of environment steps this phase runs per cycle.
-          report_every: Yield the mean score of finished episodes every this many
-            steps of the phase; never if None.
-          log_every: Write summaries every this many steps; never if None.
-          checkpoint_every: Store a checkpoint every this many steps; never if None.
+          steps: The phase runs until the global step reaches the next multiple
+            of this; its steps advance the global step.
+          episodes: The phase runs this many complete episodes; its steps do not
+            advance the global step.
+          log_every: Write the step's summaries every this many steps of a step
+            phase; never if None. Episode phases write their score once.
           feed: Feed dict for the phase's operation.
 
         Raises:
-          ValueError: If a phase of that name exists or the step count is not
-            positive.
+          ValueError: If a phase of that name exists, or the phase has not
+            exactly one positive length.
         """
         if name in [phase.name for phase in self._phases]:
             raise ValueError(f'The loop already has a phase named {name!r}.')
-        if int(steps) <= 0:
-            raise ValueError(f'Phase {name!r} needs a positive number of steps, got {steps}.')
+        if (steps is None) == (episodes is None) or int(steps or episodes) <= 0:
+            raise ValueError(
+                f'Phase {name!r} needs either a positive number of steps or of episodes, got '
+                f'steps={steps}, episodes={episodes}.')
         done = tf.convert_to_tensor(done, tf.bool)
         score = tf.convert_to_tensor(score, tf.float32)
         summary = tf.convert_to_tensor(summary, tf.string)
-        if done.shape.ndims is None or score.shape.ndims is None:
-            raise ValueError('The rank of the done and score tensors must be known.')
-        if done.shape.ndims != score.shape.ndims:
-            raise ValueError('The done and score tensors must have the same rank.')
+        if done.shape.ndims not in (0, 1) or done.shape.ndims != score.shape.ndims:
+            raise ValueError('The done and score tensors must be scalars or vectors alike.')
         writer = None
         if self._logdir:
             writer = tf.compat.v1.summary.FileWriter(
                 os.path.join(self._logdir, name), tf.compat.v1.get_default_graph(),
                 flush_secs=60)
-        with tf.name_scope(f'loop_{name}'):
-            op = self._define_step(done, score, summary)
         batch_size = 1 if score.shape.ndims == 0 else int(score.shape[0])
+        with tf.name_scope(f'loop_{name}'):
+            op = self._define_step(done, score, summary, batch_size if steps else 0)
         self._phases.append(_Phase(
-            name, writer, op, batch_size, int(steps), dict(feed or {}), report_every,
-            log_every, checkpoint_every))
+            name, writer, op, batch_size, steps and int(steps), episodes and int(episodes),
+            dict(feed or {}), log_every))
 
     def run(self, sess, saver, max_step=None):
-        """Run the phases until the global step reaches `max_step`.
+        """Run cycles of all phases until the global step reaches `max_step`.
+
+        The cycle that reaches `max_step` runs to its end, so a training phase
+        followed by an evaluation phase evaluates the agent at the budget.
 
         Args:
           sess: Session whose variables are initialized or restored.
-          saver: Saver for checkpoints; None to store no checkpoints.
-          max_step: Stop when the global step reaches this; run forever if None.
+          saver: Saver for a checkpoint after each cycle; None to store none.
+          max_step: Stop once the global step reaches this; run forever if None.
 
         Yields:
-          The mean score of the episodes finished since the last report, at each
-          report of any phase (NaN if no episode finished).
+          A `PhaseResult` at the end of each phase.
         """
         if not self._phases:
             raise ValueError('Add at least one phase to the loop before running it.')
         global_step = int(sess.run(self._step))
-        steps_made = 1
-        report_time, report_step = time.time(), global_step
         while max_step is None or global_step < max_step:
-            phase, epoch, steps_in = self._find_current_phase(global_step)
-            phase_step = epoch * phase.steps + steps_in
-            is_phase_start = steps_in < steps_made
-            if is_phase_start:
-                logging.info('Phase %s (phase step %d, global step %d).',
-                             phase.name, phase_step, global_step)
-            should_log = bool(phase.writer) and self._is_every(
-                phase_step, phase.batch_size, phase.log_every)
-            should_report = self._is_every(phase_step, phase.batch_size, phase.report_every)
-            feed = dict(phase.feed)
-            feed[self._reset] = is_phase_start
-            feed[self._log] = should_log
-            feed[self._report] = should_report
-            summary, mean_score, global_step, steps_made = sess.run(phase.op, feed)
-            global_step, steps_made = int(global_step), int(steps_made)
-            if saver and self._is_every(phase_step, phase.batch_size, phase.checkpoint_every):
+            for phase in self._phases:
+                if phase.steps:
+                    result = self._run_steps(sess, phase, global_step, max_step)
+                else:
+                    result = self._run_episodes(sess, phase, global_step)
+                global_step = result.step
+                logging.info(
+                    'Step %d, phase %s: %s, %.0f env steps/s.', global_step, phase.name,
+                    _describe_scores(result), result.env_steps / max(result.seconds, 1e-9))
+                yield result
+            if saver:
                 self.store_checkpoint(sess, saver)
-            if should_report:
-                now = time.time()
-                steps_per_second = (global_step - report_step) / max(now - report_time, 1e-9)
-                report_time, report_step = now, global_step
-                logging.info('Step %d, phase %s: mean score %.2f, %.0f env steps/s.',
-                             global_step, phase.name, mean_score, steps_per_second)
-                yield mean_score
-            if summary and phase.writer:
-                # Shorter phases are aligned with the longest one, so that their
-                # summaries of one cycle appear at the same step in TensorBoard.
-                longest_phase = max(each.steps for each in self._phases)
-                phase.writer.add_summary(summary, epoch * longest_phase + steps_in)
         for phase in self._phases:
             if phase.writer:
                 phase.writer.flush()
@@ -167,41 +163,6 @@ class Loop:
         for phase in self._phases:
             if phase.writer:
                 phase.writer.close()
-
-    def _is_every(self, step, batch_size, every):
-        """Whether the batch of steps from `step` completes an interval of `every` steps."""
-        if not every:
-            return False
-        covered_steps = range(step, step + batch_size)
-        return any((each + 1) % every == 0 for each in covered_steps)
-
-    def _find_current_phase(self, global_step):
-        """Return the phase the global step falls into, its epoch and its step within."""
-        epoch_size = sum(phase.steps for phase in self._phases)
-        epoch = int(global_step // epoch_size)
-        steps_in = global_step % epoch_size
-        for phase in self._phases:
-            if steps_in < phase.steps:
-                return phase, epoch, steps_in
-            steps_in -= phase.steps
-        raise AssertionError('The global step falls outside every phase.')
-
-    def _define_step(self, done, score, summary):
-        """Build the phase's operation: run the step, track the mean score, count steps."""
-        if done.shape.ndims == 0:
-            done, score = done[None], score[None]
-        mean_score = streaming_mean.StreamingMean((), tf.float32)
-        with tf.control_dependencies([done, score, summary]):
-            finished_scores = tf.boolean_mask(score, done)
-            submit_score = ordered_cond(
-                tf.reduce_any(done), lambda: mean_score.submit(finished_scores), tf.no_op)
-        with tf.control_dependencies([submit_score]):
-            reported_score = ordered_cond(
-                self._report, mean_score.clear, lambda: tf.constant(float('nan')))
-            steps_made = tf.shape(score, out_type=self._step.dtype)[0]
-            next_step = self._step.assign_add(steps_made)
-        with tf.control_dependencies([reported_score, next_step]):
-            return tf.identity(summary), reported_score, next_step, steps_made
 
     def store_checkpoint(self, sess, saver):
         """Store a checkpoint named after the global step in the log directory.
@@ -214,3 +175,90 @@ class Loop:
         os.makedirs(self._logdir, exist_ok=True)
         filename = os.path.join(self._logdir, 'model.ckpt')
         saver.save(sess, filename, int(sess.run(self._step)), write_meta_graph=False)
+
+    def _run_steps(self, sess, phase, global_step, max_step):
+        """Run a step phase up to the next multiple of its steps, or to `max_step`."""
+        start_time, start_step = time.time(), global_step
+        target = (global_step // phase.steps + 1) * phase.steps
+        if max_step is not None:
+            target = min(target, max_step)
+        scores = []
+        is_first = True
+        while global_step < target:
+            should_log = bool(phase.writer and phase.log_every) and (
+                global_step // phase.log_every !=
+                (global_step + phase.batch_size) // phase.log_every)
+            feed = dict(phase.feed)
+            feed.update({self._reset: is_first, self._log: should_log})
+            summary, done, score, global_step = sess.run(phase.op, feed)
+            global_step = int(global_step)
+            scores.extend(np.atleast_1d(score)[np.atleast_1d(done)])
+            if summary and should_log:
+                phase.writer.add_summary(summary, global_step)
+            is_first = False
+        return _result(
+            phase.name, global_step, scores, [], global_step - start_step, start_time)
+
+    def _run_episodes(self, sess, phase, global_step):
+        """Run the first episode of every environment, in rounds, until enough finished."""
+        start_time, env_steps = time.time(), 0
+        scores, lengths = [], []
+        while len(scores) < phase.episodes:
+            needed = min(phase.batch_size, phase.episodes - len(scores))
+            finished = np.zeros(phase.batch_size, bool)
+            round_scores = np.zeros(phase.batch_size)
+            round_lengths = np.zeros(phase.batch_size, int)
+            is_first = True
+            while not finished[:needed].all():
+                feed = dict(phase.feed)
+                feed.update({self._reset: is_first, self._log: False})
+                _, done, score, _ = sess.run(phase.op, feed)
+                done, score = np.atleast_1d(done), np.atleast_1d(score)
+                round_lengths[~finished] += 1
+                newly_done = done & ~finished
+                round_scores[newly_done] = score[newly_done]
+                finished |= done
+                env_steps += phase.batch_size
+                is_first = False
+            scores.extend(round_scores[:needed])
+            lengths.extend(round_lengths[:needed])
+        result = _result(phase.name, global_step, scores, lengths, env_steps, start_time)
+        if phase.writer:
+            phase.writer.add_summary(_score_summary(result), global_step)
+            phase.writer.flush()
+        return result
+
+    def _define_step(self, done, score, summary, steps_counted):
+        """Build the phase's operation: run the step and advance the global step."""
+        with tf.control_dependencies([done, score, summary]):
+            if steps_counted:
+                step = self._step.assign_add(tf.cast(steps_counted, self._step.dtype))
+            else:
+                step = tf.identity(self._step.read_value())
+            return tf.identity(summary), tf.identity(done), tf.identity(score), step
+
+
+def _result(name, step, scores, lengths, env_steps, start_time):
+    scores = np.asarray(scores, np.float64)
+    nan = float('nan')
+    return PhaseResult(
+        phase=name, step=step,
+        score=float(scores.mean()) if len(scores) else nan,
+        score_std=float(scores.std()) if len(scores) else nan,
+        length=float(np.mean(lengths)) if len(lengths) else nan,
+        episodes=len(scores), env_steps=env_steps, seconds=time.time() - start_time)
+
+
+def _describe_scores(result):
+    if not result.episodes:
+        return 'no episode finished'
+    return (f'mean score {result.score:.2f} (std {result.score_std:.2f}) over '
+            f'{result.episodes} episodes')
+
+
+def _score_summary(result):
+    """Summary of an episode phase: the mean, std and length of its episodes."""
+    return tf.compat.v1.Summary(value=[
+        tf.compat.v1.Summary.Value(tag='mean_score', simple_value=result.score),
+        tf.compat.v1.Summary.Value(tag='std_score', simple_value=result.score_std),
+        tf.compat.v1.Summary.Value(tag='mean_length', simple_value=result.length)])

@@ -4,24 +4,24 @@ import glob
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from agents import tools
 
 
-def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_steps=2, checkpoint_every=None):
+def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2):
     envs = [tools.MockEnvironment((1,), (1,), duration, duration) for duration in durations]
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     loop = tools.Loop(logdir)
     done, score, summary = tools.simulate(
         batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset)
     is_training = tf.compat.v1.placeholder(tf.bool, ())
-    loop.add_phase('train', done, score, summary, train_steps, report_every=train_steps,
-                   log_every=train_steps, checkpoint_every=checkpoint_every,
+    loop.add_phase('train', done, score, summary, steps=train_steps, log_every=train_steps,
                    feed={is_training: True})
-    loop.add_phase('eval', done, score, summary, eval_steps, report_every=eval_steps,
-                   log_every=eval_steps, feed={is_training: False})
-    return loop
+    loop.add_phase('eval', done, score, summary, episodes=eval_episodes,
+                   feed={is_training: False})
+    return loop, envs
 
 
 def _saver():
@@ -29,51 +29,82 @@ def _saver():
     return tf.compat.v1.train.Saver([tf.compat.v1.train.get_global_step()])
 
 
-def test_phases_alternate_and_report_mean_scores():
+def test_only_training_steps_advance_the_global_step():
     with tf.Graph().as_default():
-        loop = _define_loop(None)
+        loop, envs = _define_loop(None)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            scores = list(loop.run(sess, saver=None, max_step=18))
-            # Two envs per step: train reports after 2 steps (4 env steps), eval
-            # after 1 step (2 env steps); every episode lasts 2 steps (score 2).
-            assert len(scores) == 6
-            np.testing.assert_allclose(scores[0::2], 2.0)  # Train phases.
-            assert all(np.isnan(scores[1::2]))  # Eval phases end no episode.
-            assert sess.run(loop.step) == 18
+            results = list(loop.run(sess, saver=None, max_step=12))
+            assert [(each.phase, each.step) for each in results] == [
+                ('train', 4), ('eval', 4), ('train', 8), ('eval', 8), ('train', 12),
+                ('eval', 12)]
+            # Two envs per step: a train phase makes 2 steps, ending one episode of 2.
+            assert all(each.env_steps == 4 for each in results)
+            np.testing.assert_allclose([each.score for each in results], 2.0)
+            assert sess.run(loop.step) == 12
+        assert sum(env.steps[-1] for env in envs) > 0
+
+
+def test_the_last_evaluation_lands_at_the_budget():
+    with tf.Graph().as_default():
+        loop, _ = _define_loop(None, train_steps=4)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            results = list(loop.run(sess, saver=None, max_step=6))
+    assert [(each.phase, each.step) for each in results][-2:] == [('train', 6), ('eval', 6)]
+
+
+def test_evaluation_counts_the_first_complete_episode_of_each_environment():
+    with tf.Graph().as_default():
+        # One environment ends episodes after 1 step, the other after 5; three
+        # episodes take two rounds of both, and the short episodes the first
+        # environment finishes while waiting for the long one do not count.
+        loop, envs = _define_loop(None, durations=(1, 5), eval_episodes=3)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            train, evaluation = list(loop.run(sess, saver=None, max_step=4))
+    assert evaluation.episodes == 3
+    np.testing.assert_allclose(evaluation.score, (1 + 5 + 1) / 3)
+    np.testing.assert_allclose(evaluation.length, (1 + 5 + 1) / 3)
+    assert evaluation.env_steps == 2 * (5 + 1)
+    assert evaluation.step == train.step == 4
 
 
 def test_summaries_go_to_one_folder_per_phase_and_checkpoints_resume(tmp_path):
     logdir = str(tmp_path)
     with tf.Graph().as_default():
-        loop = _define_loop(logdir, checkpoint_every=4)
+        loop, _ = _define_loop(logdir)
         saver = _saver()
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            list(loop.run(sess, saver, max_step=12))
+            list(loop.run(sess, saver, max_step=8))
             loop.close()
     assert glob.glob(os.path.join(logdir, 'train', 'events.out.tfevents.*'))
-    assert glob.glob(os.path.join(logdir, 'eval', 'events.out.tfevents.*'))
+    (events,) = glob.glob(os.path.join(logdir, 'eval', 'events.out.tfevents.*'))
+    eval_scores = [
+        (event.step, value.simple_value)
+        for event in tf.compat.v1.train.summary_iterator(events)
+        for value in event.summary.value if value.tag == 'mean_score']
+    assert eval_scores == [(4, 2.0), (8, 2.0)]
     checkpoint = tf.train.latest_checkpoint(logdir)
-    assert checkpoint.endswith('model.ckpt-10')  # The last train phase ended at step 10.
+    assert checkpoint.endswith('model.ckpt-8')
     with tf.Graph().as_default():
-        loop = _define_loop(logdir, checkpoint_every=4)
+        loop, _ = _define_loop(logdir)
         saver = _saver()
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             saver.restore(sess, checkpoint)
-            assert sess.run(loop.step) == 10
-            scores = list(loop.run(sess, saver, max_step=16))
-            assert len(scores) == 2 and sess.run(loop.step) == 16
+            results = list(loop.run(sess, saver, max_step=12))
+            assert [each.step for each in results] == [12, 12]
 
 
-def test_adding_a_phase_twice_is_rejected():
+def test_a_phase_needs_one_positive_length_and_a_new_name():
     with tf.Graph().as_default():
         loop = tools.Loop(None)
-        loop.add_phase('train', [True], [1.0], '', 1)
-        try:
-            loop.add_phase('train', [True], [1.0], '', 1)
-        except ValueError as error:
-            assert 'already has a phase' in str(error)
-        else:
-            raise AssertionError('Expected a ValueError.')
+        loop.add_phase('train', [True], [1.0], '', steps=1)
+        with pytest.raises(ValueError, match='already has a phase'):
+            loop.add_phase('train', [True], [1.0], '', steps=1)
+        with pytest.raises(ValueError, match='either a positive number'):
+            loop.add_phase('eval', [True], [1.0], '', steps=1, episodes=1)
+        with pytest.raises(ValueError, match='either a positive number'):
+            loop.add_phase('eval', [True], [1.0], '', episodes=0)

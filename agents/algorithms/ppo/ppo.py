@@ -1,18 +1,31 @@
-"""Proximal Policy Optimization with a KL penalty, batched in the graph (BatchPPO).
+"""Proximal Policy Optimization, batched in the graph (BatchPPO).
 
 The algorithm follows Schulman et al. (2017) in the form of the BatchPPO paper
 (Hafner, Davidson, Vanhoucke, 2017): observations and rewards are normalized by
-running statistics; whole episodes are collected from a batch of environments;
-after every `update_every` episodes the policy and value networks are trained
-for `update_epochs` passes over the collected episodes, in chunks of
-`chunk_length` steps so that recurrent policies train on sequences. The policy
-loss is the negated probability ratio times the advantage plus an adaptive
-penalty on the KL divergence from the policy that collected the data, plus a
-steep cutoff term when the KL divergence grows far beyond its target.
+running statistics kept in the graph, a batch of environments collects
+experience, and the policy and value networks train for `update_epochs`
+passes over it, all inside the operation that steps the environments.
 
-Beyond the original, an episode cut off by a time limit (truncated rather than
-terminated) bootstraps its return from the value of its last observation, and
-an update step whose loss or gradients are not finite is skipped and reported.
+Experience is collected in one of two ways:
+- whole episodes (BatchPPO's way, `rollout_length=None`): after every
+  `update_every` finished episodes the networks train on them;
+- rollouts (`rollout_length=T`): after every T steps of each environment the
+  networks train on those steps, whatever episodes they belong to; the value
+  of the observation after a rollout's last step, or after a time limit cut an
+  episode, stands for the rewards that were not seen.
+
+Feed-forward networks train on shuffled minibatches of `minibatch_size` real
+steps, so an update costs in proportion to the steps collected, not to the
+padding of the episode buffers. Recurrent networks train on chunks of
+`chunk_length` steps, `batch_size` chunks at a time, so they see sequences.
+
+The policy objective is BatchPPO's adaptive KL penalty with its quadratic
+cutoff, or the clipped surrogate objective (`objective`, see `losses`). Beyond
+the original, the KL penalty coefficient stays within `kl_penalty_bounds`;
+gradients are clipped by their global norm; the learning rate may decay
+linearly over the training steps; an episode cut off by a time limit
+bootstraps from the value of its last observation; and an update step whose
+loss or gradients are not finite is skipped and reported.
 """
 
 import collections
@@ -22,18 +35,27 @@ import re
 import tensorflow as tf
 
 from agents import parts
-from agents.algorithms.ppo import utility
 from agents import tools
+from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import utility
 from agents.tools import nested
 
 # One step of an episode as stored in memory: the raw observation and reward,
 # the action taken, and the parameters of the policy that chose it.
 _Transition = collections.namedtuple('Transition', 'observ, action, policy, reward')
 
+# One step of a rollout; it also keeps the observation after the step and how
+# the episode ended, since episodes begin and end inside a rollout.
+_RolloutStep = collections.namedtuple(
+    'RolloutStep', 'observ, action, policy, reward, next_observ, terminated, done')
+
 # Scalars each update step reports; their means over an update are summarized.
 _UPDATE_METRICS = (
     'value_loss', 'policy_loss', 'entropy', 'kl', 'surrogate_loss', 'kl_penalty', 'kl_cutoff',
-    'gradient_norm', 'skipped_updates')
+    'clip_fraction', 'gradient_norm', 'skipped_updates')
+
+REWARD_NORMALIZATIONS = ('reward', 'return')
+LEARNING_RATE_SCHEDULES = ('constant', 'linear')
 
 
 class PPO:
@@ -44,19 +66,29 @@ class PPO:
 
         Args:
           batch_env: In-graph batch environment (`tools.InGraphBatchEnv`).
-          step: Integer tensor holding the current training step.
+          step: Integer tensor counting the environment steps trained on; the
+            learning rate schedule follows it.
           is_training: Boolean tensor telling whether the algorithm should learn
-            (sample actions and collect episodes) or act greedily.
+            (sample actions and collect experience) or act greedily.
           should_log: Boolean tensor telling whether to write summaries.
           config: Object with attribute access holding the hyperparameters, see
             `agents.scripts.configs.default()`.
+
+        Raises:
+          ValueError: If the config combines options that do not fit together.
         """
         self._batch_env = batch_env
-        del step  # Part of the algorithm interface; PPO keeps no step-dependent state.
+        self._step = step
         self._is_training = is_training
         self._should_log = should_log
         self._config = config
+        _check_config(config)
         num_agents = len(batch_env)
+        self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
+        if self._is_recurrent and config.rollout_length:
+            raise ValueError(
+                'Rollouts (rollout_length) need a feed-forward network; recurrent networks '
+                'train on whole episodes: set rollout_length=None.')
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5, name='normalize_observ')
         self._reward_filter = parts.StreamingNormalize(
@@ -68,23 +100,33 @@ class PPO:
         output = self._network(
             tf.zeros_like(batch_env.observ)[:, None], tf.ones(num_agents, tf.int32))
         self._policy_type = type(output.policy)
-        if config.get('action_bounds') is not None and not hasattr(
+        if config.action_bounds is not None and not hasattr(
                 self._policy_type, 'clipped_log_prob'):
             raise ValueError(
                 f'action_bounds needs a policy over continuous actions, got '
                 f'{self._policy_type.__name__}; set action_bounds=None.')
+        policy_template = nested.map(
+            lambda parameter: parameter[0, 0], output.policy.parameters)
         with tf.compat.v1.variable_scope('ppo_temporary'):
-            template = _Transition(
-                batch_env.observ[0], batch_env.action[0],
-                nested.map(lambda parameter: parameter[0, 0], output.policy.parameters),
-                batch_env.reward[0])
-            self._current_episodes = parts.EpisodeMemory(
-                template, num_agents, config.max_length, 'episodes')
-            self._memory = parts.EpisodeMemory(
-                template, config.update_every, config.max_length, 'memory')
-            self._memory_index = _variable('memory_index', tf.constant(0, tf.int32))
-            self._bootstrap = _variable(
-                'bootstrap', tf.zeros([config.update_every], tf.float32))
+            if config.rollout_length:
+                self._rollout = parts.EpisodeMemory(
+                    _RolloutStep(
+                        batch_env.observ[0], batch_env.action[0], policy_template,
+                        batch_env.reward[0], batch_env.observ[0], batch_env.done[0],
+                        batch_env.done[0]),
+                    num_agents, config.rollout_length, 'rollout')
+            else:
+                template = _Transition(
+                    batch_env.observ[0], batch_env.action[0], policy_template,
+                    batch_env.reward[0])
+                self._current_episodes = parts.EpisodeMemory(
+                    template, num_agents, config.max_length, 'episodes')
+                self._memory = parts.EpisodeMemory(
+                    template, config.update_every, config.max_length, 'memory')
+                self._memory_index = _variable('memory_index', tf.constant(0, tf.int32))
+                self._bootstrap = _variable(
+                    'bootstrap', tf.zeros([config.update_every], tf.float32))
+            self._running_return = _variable('running_return', tf.zeros([num_agents]))
             self._last_state = nested.map(
                 lambda tensor: _variable('last_state', tf.zeros_like(tensor)), output.state)
             self._last_policy = nested.map(
@@ -93,7 +135,8 @@ class PPO:
         with tf.compat.v1.variable_scope('ppo'):
             self._penalty = _variable(
                 'penalty', tf.constant(float(config.kl_init_penalty), tf.float32))
-        self._optimizer = config.optimizer(config.learning_rate)
+        self._learning_rate = self._define_learning_rate()
+        self._optimizer = config.optimizer(self._learning_rate)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state and episode buffer of the given agents.
@@ -105,12 +148,13 @@ class PPO:
           Empty summary string tensor.
         """
         with tf.name_scope('begin_episode'):
-            reset_state = [
+            resets = [
                 tf.compat.v1.scatter_update(
                     variable, agent_indices, tf.zeros_like(tf.gather(variable, agent_indices)))
                 for variable in nested.flatten(self._last_state)]
-            reset_buffer = self._current_episodes.clear(agent_indices)
-            with tf.control_dependencies(reset_state + [reset_buffer]):
+            if not self._config.rollout_length:
+                resets.append(self._current_episodes.clear(agent_indices))
+            with tf.control_dependencies(resets):
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):
@@ -147,17 +191,20 @@ class PPO:
             with tf.control_dependencies(remember_state + remember_policy):
                 return tf.identity(action), tf.identity(summary)
 
-    def experience(self, agent_indices, observ, action, reward, unused_done, unused_next_observ):
-        """Update the normalizers and append the transitions when training.
+    def experience(self, agent_indices, observ, action, reward, done, next_observ):
+        """Update the normalizers and store the transitions when training.
+
+        With rollouts, the networks train here once every environment has made
+        `rollout_length` steps.
 
         Args:
           agent_indices: Int32 tensor of the agents that stepped.
           observ: Observations the actions were chosen from.
           action: Actions applied.
           reward: Rewards received.
-          unused_done: Episode ends; episodes are finished in `end_episode`.
-          unused_next_observ: Observations after the step; the last one of a
-            truncated episode is read from the environment in `end_episode`.
+          done: Whether each episode ended with this step.
+          next_observ: Observations after the step; for an episode that ended,
+            its last observation (the environments reset at the next step).
 
         Returns:
           Summary string tensor.
@@ -165,7 +212,8 @@ class PPO:
         with tf.name_scope('experience'):
             return tools.ordered_cond(
                 self._is_training,
-                lambda: self._define_experience(agent_indices, observ, action, reward),
+                lambda: self._define_experience(
+                    agent_indices, observ, action, reward, done, next_observ),
                 lambda: tf.constant(''))
 
     def end_episode(self, agent_indices):
@@ -178,26 +226,59 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('end_episode'):
+            if self._config.rollout_length:
+                return tf.constant('')  # Rollouts keep their episodes in place.
             return tools.ordered_cond(
                 self._is_training,
                 lambda: self._define_end_episode(agent_indices),
                 lambda: tf.constant(''))
 
-    def _define_experience(self, agent_indices, observ, action, reward):
-        update_filters = [self._observ_filter.update(observ), self._reward_filter.update(reward)]
+    def _define_experience(self, agent_indices, observ, action, reward, done, next_observ):
+        update_filters = [
+            self._observ_filter.update(observ),
+            self._update_reward_filter(agent_indices, reward, done)]
         with tf.control_dependencies(update_filters):
             policy = nested.map(
                 lambda variable: tf.gather(variable, agent_indices), self._last_policy)
-            append = self._current_episodes.append(
-                _Transition(observ, action, policy, reward), agent_indices)
+            if self._config.rollout_length:
+                terminated = tf.gather(self._batch_env.terminated, agent_indices)
+                append = self._rollout.append(
+                    _RolloutStep(
+                        observ, action, policy, reward, next_observ, terminated, done),
+                    agent_indices)
+            else:
+                append = self._current_episodes.append(
+                    _Transition(observ, action, policy, reward), agent_indices)
         with tf.control_dependencies([append]):
-            return self._summary_if_logging(lambda: [
-                self._observ_filter.summary(),
-                self._reward_filter.summary(),
-                _scalar('experience/memory_size', self._memory_index),
-                _histogram('experience/normalized_observ', self._observ_filter.transform(observ)),
-                _scalar('experience/normalized_reward',
-                        tf.reduce_mean(self._reward_filter.transform(reward)))])
+            training_summary = tf.constant('')
+            if self._config.rollout_length:
+                is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
+                training_summary = tools.ordered_cond(
+                    is_full, self._train_on_rollout, lambda: tf.constant(''))
+        with tf.control_dependencies([training_summary]):
+            return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
+                lambda: [
+                    self._observ_filter.summary(),
+                    self._reward_filter.summary(),
+                    _histogram(
+                        'experience/normalized_observ', self._observ_filter.transform(observ)),
+                    _scalar('experience/normalized_reward',
+                            tf.reduce_mean(self._reward_filter.transform(reward)))])])
+
+    def _update_reward_filter(self, agent_indices, reward, done):
+        """Merge the rewards, or the discounted returns so far, into the reward scale.
+
+        Scaling by the spread of returns rather than of single rewards keeps
+        the value targets near unit scale whatever the discount.
+        """
+        if self._config.reward_normalization == 'reward':
+            return self._reward_filter.update(reward)
+        returns = tf.gather(self._running_return, agent_indices) * self._config.discount
+        returns += reward
+        update = self._reward_filter.update(returns)
+        with tf.control_dependencies([update]):
+            return tf.compat.v1.scatter_update(
+                self._running_return, agent_indices, tf.where(done, tf.zeros_like(returns), returns))
 
     def _define_end_episode(self, agent_indices):
         episodes, length = self._current_episodes.data(agent_indices)
@@ -215,7 +296,7 @@ class PPO:
         with tf.control_dependencies([advance_index]):
             return tools.ordered_cond(
                 self._memory_index >= self._config.update_every,
-                self._training, lambda: tf.constant(''))
+                self._train_on_episodes, lambda: tf.constant(''))
 
     def _final_value(self, agent_indices):
         """Value of the last observation of truncated episodes; zero for terminated ones.
@@ -231,61 +312,113 @@ class PPO:
             tf.ones(tf.shape(agent_indices)[0], tf.int32), state).value[:, 0]
         return tf.where(terminated, tf.zeros_like(value), value)
 
-    def _training(self):
-        """Train on the episodes in memory, adapt the KL penalty, and clear memory."""
+    def _train_on_episodes(self):
+        """Train on the whole episodes in memory, then clear it."""
+        config = self._config
         with tf.name_scope('training'):
             (observ, action, policy, reward), length = self._memory.data()
             observ = self._observ_filter.transform(observ)
             reward = self._reward_filter.transform(reward)
-            update_summary = self._perform_update_steps(
-                observ, action, policy, reward, self._bootstrap.read_value(), length)
-            with tf.control_dependencies([update_summary]):
-                penalty_summary = self._adjust_penalty(observ, policy, length)
-            with tf.control_dependencies([penalty_summary]):
+            bootstrap = self._bootstrap.read_value()
+            value = self._network(observ, length).value
+            if config.gae_lambda:
+                advantage = utility.lambda_advantage(
+                    reward, value, length, config.discount, config.gae_lambda, bootstrap)
+                return_ = advantage + utility.mask(value, length)
+            else:
+                return_ = utility.discounted_return(reward, length, config.discount, bootstrap)
+                advantage = return_ - value
+            summary = self._train(
+                observ, action, policy, value, return_, advantage, length)
+            with tf.control_dependencies([summary]):
                 clear_memory = tf.group(self._memory.clear(), self._memory_index.assign(0))
             with tf.control_dependencies([clear_memory]):
-                return tf.compat.v1.summary.merge(
-                    [update_summary, penalty_summary] + self._weight_summaries())
+                return tf.identity(summary)
 
-    def _perform_update_steps(self, observ, action, policy, reward, bootstrap, length):
-        """Compute returns and advantages, then run the update epochs over chunks."""
+    def _train_on_rollout(self):
+        """Train on the steps of the full rollout, then clear it."""
         config = self._config
-        value = self._network(observ, length).value
-        return_ = utility.discounted_return(reward, length, config.discount, bootstrap)
-        if config.gae_lambda:
-            advantage = utility.lambda_advantage(
-                reward, value, length, config.discount, config.gae_lambda, bootstrap)
+        with tf.name_scope('training'):
+            steps, length = self._rollout.data()
+            observ = self._observ_filter.transform(steps.observ)
+            next_observ = self._observ_filter.transform(steps.next_observ)
+            reward = self._reward_filter.transform(steps.reward)
+            value = self._network(observ, length).value
+            next_value = self._network(next_observ, length).value
+            advantage = utility.rollout_advantage(
+                reward, value, next_value, steps.terminated, steps.done, config.discount,
+                config.gae_lambda)
+            return_ = advantage + value
+            summary = self._train(
+                observ, steps.action, steps.policy, value, return_, advantage, length)
+            with tf.control_dependencies([summary]):
+                clear_rollout = self._rollout.clear()
+            with tf.control_dependencies([clear_rollout]):
+                return tf.identity(summary)
+
+    def _train(self, observ, action, policy, value, return_, advantage, length):
+        """Run the update epochs, then adapt the KL penalty.
+
+        Args:
+          observ: Normalized observations `[batch, time, ...]`.
+          action: Actions taken.
+          policy: Parameters of the policy that took them.
+          value: Value estimates before the update.
+          return_: Value targets.
+          advantage: Advantages, normalized here over the valid steps.
+          length: Int32 `[batch]`, the valid steps of each sequence.
+
+        Returns:
+          Summary string tensor.
+        """
+        config = self._config
+        sequences = nested.map(tf.stop_gradient, dict(
+            observ=observ, action=action, policy=policy, value=value, return_=return_,
+            advantage=_normalize_valid_steps(advantage, length)))
+        if self._is_recurrent:
+            chunk_length, batch_size = config.chunk_length, config.batch_size
         else:
-            advantage = return_ - value
-        advantage = _normalize_valid_steps(advantage, length)
-        sequences = dict(
-            observ=observ, action=action, policy=policy, return_=return_,
-            advantage=advantage)
+            sequences = nested.map(lambda tensor: _valid_steps(tensor, length)[:, None], sequences)
+            length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
+            chunk_length, batch_size = None, config.minibatch_size
         metrics = parts.iterate_sequences(
             self._update_step, dict.fromkeys(_UPDATE_METRICS, 0.0), sequences, length,
-            config.chunk_length, config.batch_size, config.update_epochs, padding_value=1)
+            chunk_length, batch_size, config.update_epochs, padding_value=1)
         summaries = [
             _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
             for name in _UPDATE_METRICS]
-        summaries.append(_histogram('training/return', _valid_steps(return_, length)))
-        summaries.append(_histogram('training/advantage', _valid_steps(advantage, length)))
-        return tf.compat.v1.summary.merge(summaries)
+        summaries += [
+            _scalar('training/learning_rate', self._learning_rate),
+            _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
+            _histogram('training/return', _valid_steps(sequences['return_'], length)),
+            _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
+        with tf.control_dependencies(nested.flatten(metrics)):
+            penalty_summary = self._adjust_penalty(sequences['observ'], sequences['policy'], length)
+        return tf.compat.v1.summary.merge(
+            summaries + [penalty_summary] + self._weight_summaries())
 
     def _update_step(self, batch):
-        """One gradient step on a batch of chunks, skipped when not finite.
+        """One gradient step on a batch of sequences, skipped when not finite.
 
         Returns:
           Dict of the scalar metrics named in `_UPDATE_METRICS`.
         """
+        config = self._config
         sequences, length = batch['sequence'], batch['length']
         network = self._network(sequences['observ'], length)
         old_policy = self._policy_type(**sequences['policy'])
-        value_loss = self._value_loss(network.value, sequences['return_'], length)
-        policy_loss, policy_metrics = self._policy_loss(
-            old_policy, network.policy, sequences['action'], sequences['advantage'], length)
+        action = sequences['action']
+        policy_loss, policy_metrics = losses.policy_loss(
+            config, old_policy, network.policy, self._log_prob(network.policy, action),
+            self._log_prob(old_policy, action), sequences['advantage'], length, self._penalty)
+        value_loss = losses.value_loss(
+            config, network.value, sequences['value'], sequences['return_'], length)
         loss = value_loss + policy_loss
         gradients, variables = zip(*self._optimizer.compute_gradients(loss))
         gradient_norm = tf.linalg.global_norm(gradients)
+        if config.max_gradient_norm:
+            gradients, _ = tf.clip_by_global_norm(
+                gradients, config.max_gradient_norm, use_norm=gradient_norm)
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         optimize = tools.ordered_cond(
             is_finite,
@@ -297,58 +430,50 @@ class PPO:
         with tf.control_dependencies([optimize]):
             return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
 
-    def _value_loss(self, value, return_, length):
-        """Half the squared error of the value against the return, per valid step."""
-        with tf.name_scope('value_loss'):
-            return tf.reduce_mean(0.5 * _mean_over_time(tf.square(return_ - value), length))
-
-    def _policy_loss(self, old_policy, policy, action, advantage, length):
-        """Surrogate objective with the adaptive KL penalty and the KL cutoff.
-
-        Returns:
-          Tuple of the loss and a dict of its parts for summaries.
-        """
-        config = self._config
-        with tf.name_scope('policy_loss'):
-            kl = _mean_over_time(old_policy.kl(policy), length)
-            ratio = tf.exp(self._log_prob(policy, action) - self._log_prob(old_policy, action))
-            surrogate_loss = -_mean_over_time(ratio * tf.stop_gradient(advantage), length)
-            kl_penalty = self._penalty * kl
-            cutoff_threshold = config.kl_target * config.kl_cutoff_factor
-            kl_cutoff = config.kl_cutoff_coef * tf.square(tf.nn.relu(kl - cutoff_threshold))
-            policy_loss = tf.reduce_mean(surrogate_loss + kl_penalty + kl_cutoff)
-            metrics = dict(
-                entropy=tf.reduce_mean(_mean_over_time(policy.entropy(), length)),
-                kl=tf.reduce_mean(kl), surrogate_loss=tf.reduce_mean(surrogate_loss),
-                kl_penalty=tf.reduce_mean(kl_penalty), kl_cutoff=tf.reduce_mean(kl_cutoff))
-            return policy_loss, metrics
-
     def _log_prob(self, policy, action):
         """Log probability of the actions as the environments executed them.
 
         With `action_bounds`, the environments clip actions to these bounds, and
         the policy's probabilities account for it.
         """
-        bounds = self._config.get('action_bounds')
+        bounds = self._config.action_bounds
         if bounds is None:
             return policy.log_prob(action)
         return policy.clipped_log_prob(action, *bounds)
 
     def _adjust_penalty(self, observ, old_policy_parameters, length):
-        """Scale the KL penalty to keep the policy change near `kl_target`."""
+        """Scale the KL penalty to keep the policy change near `kl_target`.
+
+        The coefficient stays within `kl_penalty_bounds`, so a long run of
+        small or large changes cannot drive it to zero or infinity.
+        """
         config = self._config
         with tf.name_scope('adjust_penalty'):
             policy = self._network(observ, length).policy
             old_policy = self._policy_type(**old_policy_parameters)
-            kl_change = tf.reduce_mean(_mean_over_time(old_policy.kl(policy), length))
+            kl_change = tf.reduce_mean(losses.mean_over_time(old_policy.kl(policy), length))
             factor = tf.where(
                 kl_change > 1.3 * config.kl_target, 1.5,
                 tf.where(kl_change < 0.7 * config.kl_target, 1 / 1.5, 1.0))
-            adjust = self._penalty.assign(self._penalty * factor)
+            if config.objective == 'kl_penalty':
+                lower, upper = config.kl_penalty_bounds
+                adjust = self._penalty.assign(
+                    tf.clip_by_value(self._penalty * factor, lower, upper))
+            else:
+                adjust = tf.no_op()
             with tf.control_dependencies([adjust]):
                 return tf.compat.v1.summary.merge([
                     _scalar('training/kl_change', kl_change),
                     _scalar('training/penalty', self._penalty.read_value())])
+
+    def _define_learning_rate(self):
+        """The learning rate, constant or decaying linearly to zero over `steps`."""
+        config = self._config
+        with tf.name_scope('learning_rate'):
+            if config.learning_rate_schedule == 'constant':
+                return tf.constant(float(config.learning_rate))
+            progress = tf.cast(self._step, tf.float32) / float(config.steps)
+            return config.learning_rate * tf.maximum(1.0 - progress, 0.0)
 
     def _weight_summaries(self):
         """Histograms of the trainable weights, grouped by the configured regexes."""
@@ -368,6 +493,24 @@ class PPO:
             lambda: tf.constant(''))
 
 
+def _check_config(config):
+    """Raise a ValueError naming the first config value PPO cannot use."""
+    choices = dict(
+        objective=losses.OBJECTIVES, reward_normalization=REWARD_NORMALIZATIONS,
+        learning_rate_schedule=LEARNING_RATE_SCHEDULES)
+    for key, allowed in choices.items():
+        if config[key] not in allowed:
+            raise ValueError(
+                f'Unknown {key} {config[key]!r}; choose one of {", ".join(allowed)}.')
+    if config.rollout_length and not config.gae_lambda:
+        raise ValueError('Rollouts (rollout_length) need gae_lambda; 1.0 gives plain returns.')
+    lower, upper = config.kl_penalty_bounds
+    if not 0 < lower <= config.kl_init_penalty <= upper:
+        raise ValueError(
+            f'kl_penalty_bounds {config.kl_penalty_bounds} must be positive and contain '
+            f'kl_init_penalty {config.kl_init_penalty}.')
+
+
 def _scalar(tag, value):
     """Scalar summary with exactly this tag, also inside conditionals and loops."""
     return tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
@@ -379,19 +522,13 @@ def _histogram(tag, values):
 
 
 def _valid_steps(tensor, length):
-    """The entries of a [batch, time] tensor at the valid steps of each sequence."""
+    """The entries of a [batch, time, ...] tensor at the valid steps of each sequence."""
     return tf.boolean_mask(tensor, tf.sequence_mask(length, tf.shape(tensor)[1]))
 
 
 def _variable(name, initial_value):
     """A non-trainable variable for algorithm state; its name is made unique."""
     return tf.Variable(initial_value, trainable=False, name=name)
-
-
-def _mean_over_time(tensor, length):
-    """Mean over the valid time steps of each sequence of a [batch, time] tensor."""
-    total = tf.reduce_sum(utility.mask(tensor, length), 1)
-    return total / tf.cast(tf.maximum(length, 1), total.dtype)
 
 
 def _normalize_valid_steps(tensor, length):

@@ -76,7 +76,7 @@ def test_summaries_include_losses_when_logging():
                 summary = sess.run(step_op[2], {is_training: True, should_log: True})
                 tags |= {value.tag for value in tf.compat.v1.Summary.FromString(summary).value}
         expected = {
-            'mean_score', 'mean_length', 'perform/action', 'experience/memory_size',
+            'mean_score', 'mean_length', 'perform/action', 'training/learning_rate',
             'training/value_loss', 'training/policy_loss', 'training/entropy', 'training/kl',
             'training/penalty', 'training/kl_change', 'training/skipped_updates'}
         assert expected <= tags, sorted(expected - tags)

@@ -127,6 +127,42 @@ def lambda_advantage(reward, value, length, discount, gae_lambda, bootstrap=None
         return _as_target(advantage, 'advantage')
 
 
+def rollout_advantage(reward, value, next_value, terminated, done, discount, gae_lambda):
+    """Generalized advantages of fixed-length rollouts that span several episodes.
+
+    Each row holds consecutive steps of one environment; an episode may end at
+    any step and the next one start at the step after it. The temporal
+    difference error of step `t` uses the value of the observation after it,
+    `next_value[:, t]`, which is zero where the episode terminated; where it
+    was truncated, or at the last step of the rollout, that value stands for
+    the rewards the rollout did not see. Advantages do not flow across
+    episode ends (`done`).
+
+    Args:
+        reward: Float tensor `[batch, time]`.
+        value: Float tensor `[batch, time]`, the value of each step's observation.
+        next_value: Float tensor `[batch, time]`, the value of the observation
+            after each step.
+        terminated: Bool tensor `[batch, time]`, episodes that ended for good.
+        done: Bool tensor `[batch, time]`, episodes that ended for any reason.
+        discount: Discount factor (float or scalar tensor).
+        gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
+
+    Returns:
+        Float tensor `[batch, time]`.
+    """
+    with tf.name_scope('rollout_advantage'):
+        reward = tf.convert_to_tensor(reward)
+        if reward.shape.rank not in (None, 2):
+            raise ValueError(f'Expected rewards of shape [batch, time], got {reward.shape}.')
+        discount = tf.convert_to_tensor(discount, reward.dtype)
+        continues = 1 - tf.cast(terminated, reward.dtype)
+        error = reward + discount * continues * next_value - value
+        factor = discount * tf.convert_to_tensor(gae_lambda, reward.dtype) * (
+            1 - tf.cast(done, reward.dtype))
+        return _as_target(_reverse_discounted_sum(error, factor), 'advantage')
+
+
 def lambda_return(reward, value, length, discount, lambda_, bootstrap=None):
     """TD(lambda) return: the exponentially weighted mix of all n-step returns.
 
