@@ -1,71 +1,347 @@
-r"""Does BatchPPO solve its tasks within their step budgets? Run by hand.
+r"""Does BatchPPO learn as well as SB3's PPO at the same step budget? Run by hand.
 
-Trains a configuration with `agents.scripts.train` and reports the evaluation
-score over environment steps and wall time, and when it first reached the
-target:
+Trains the shipped configs with several seeds beside Stable-Baselines3 PPO with
+the rl-baselines3-zoo hyperparameters, with one evaluation protocol for both:
+every `eval_every` training steps and at the budget, the policy's mode (SB3:
+`deterministic=True`) plays 10 complete episodes on environments seeded apart
+from training. It prints a markdown table (score at 10/25/50/100% of the
+budget, training steps until the threshold, wall time) and writes PNG curves,
+both libraries on one plot per task, to benchmarks/results/.
 
-    python benchmarks/learning.py --config=pendulum   # target: eval score >= -250
-    python benchmarks/learning.py --config=cartpole   # target: eval score >= 475
+    python benchmarks/learning.py --quick            # Pendulum and CartPole, minutes
+    python benchmarks/learning.py                    # also the MuJoCo tasks, hours
+    python benchmarks/learning.py --tasks=hopper --seeds=3 --jobs=2
+    python benchmarks/learning.py --tasks=cheetah --sb3   # SB3 on MuJoCo too
 
-Both use the whole step budget of their configuration (`steps` training steps
-plus the evaluation phases in between).
+On MuJoCo tasks SB3 would take hours per seed on a small machine, so by
+default the published CleanRL and zoo scores stand as reference rows; `--sb3`
+runs SB3 there as well. Every run is a separate process; `--jobs` runs that
+many at once (they share the machine's cores, so wall times grow with it).
 """
 
 import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 
-from absl import logging
+import numpy as np
 
-from agents.scripts import train
-from agents.scripts import utility
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
-TARGETS = {'pendulum': -250.0, 'cartpole': 475.0}
+Task = collections.namedtuple(
+    'Task', 'config, env, budget, eval_every, threshold, sb3, references')
+
+_ZOO_MUJOCO_NETWORK = dict(log_std_init=-2, ortho_init=False, activation_fn='relu',
+                           net_arch=dict(pi=[256, 256], vf=[256, 256]))
+
+# SB3 hyperparameters of rl-baselines3-zoo (hyperparams/ppo.yml); `lin_` values
+# decay linearly to zero; `normalize` wraps the envs in VecNormalize.
+TASKS = {
+    'pendulum': Task(
+        'pendulum', 'Pendulum-v1', 100_000, 5_000, -200.0,
+        dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+             learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+        {}),
+    'cartpole': Task(
+        'cartpole', 'CartPole-v1', 100_000, 5_000, 500.0,
+        dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+             ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
+        {}),
+    'cheetah': Task(
+        'cheetah', 'HalfCheetah-v5', 1_000_000, 25_000, 3000.0,
+        dict(normalize=True, n_envs=1, batch_size=64, n_steps=512, gamma=0.98,
+             learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1, n_epochs=20,
+             gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096,
+             policy_kwargs=_ZOO_MUJOCO_NETWORK),
+        {'CleanRL ppo_continuous_action (published)': 1443,
+         'rl-baselines3-zoo PPO (published)': 5819}),
+    'hopper': Task(
+        'hopper', 'Hopper-v5', 1_000_000, 25_000, 2300.0,
+        dict(normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.999,
+             learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, n_epochs=5,
+             gae_lambda=0.99, max_grad_norm=0.7, vf_coef=0.835671,
+             policy_kwargs=_ZOO_MUJOCO_NETWORK),
+        {'CleanRL ppo_continuous_action (published)': 2383,
+         'rl-baselines3-zoo PPO (published)': 2410}),
+    'walker': Task(
+        'walker', 'Walker2d-v5', 1_000_000, 25_000, 2500.0,
+        dict(normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.99,
+             learning_rate=5.05041e-05, ent_coef=0.000585045, clip_range=0.1, n_epochs=20,
+             gae_lambda=0.95, max_grad_norm=1, vf_coef=0.871923),
+        {'CleanRL ppo_continuous_action (published)': 2288,
+         'rl-baselines3-zoo PPO (published)': 3479}),
+    'ant': Task(
+        'ant', 'Ant-v5', 1_000_000, 50_000, None,
+        dict(normalize=True), {}),
+    'humanoid': Task(
+        'humanoid', 'Humanoid-v5', 1_000_000, 50_000, None,
+        dict(normalize=True, n_envs=1, batch_size=256, n_steps=512, gamma=0.95,
+             learning_rate=3.56987e-05, ent_coef=0.00238306, clip_range=0.3, n_epochs=5,
+             gae_lambda=0.9, max_grad_norm=2, vf_coef=0.431892,
+             policy_kwargs=_ZOO_MUJOCO_NETWORK),
+        {}),
+}
+QUICK_TASKS = ('pendulum', 'cartpole')
+MUJOCO_TASKS = ('cheetah', 'hopper', 'walker', 'ant', 'humanoid')
+EVAL_EPISODES = 10
+# Evaluation environments are seeded apart from the training environments.
+EVAL_SEED_OFFSET = 10_000
 
 
-def run(config_name, logdir, backend, seed):
-    """Train and return rows of (global step, phase, score, seconds)."""
-    config = utility.make_config(config_name)
+def run_agents(task, seed, overrides):
+    """Train the shipped config of the task; return its evaluations and times."""
+    from absl import logging
+    from agents.scripts import train
+    from agents.scripts import utility
+    logging.set_verbosity(logging.WARNING)
+    config = utility.make_config(task.config)
     with config.unlocked():
-        config.seed = seed
-    utility.save_config(config, logdir)
-    train_steps = config.update_every * config.max_length
-    eval_steps = config.eval_episodes * config.max_length
-    start = time.time()
-    rows = []
-    for index, score in enumerate(train.train(config, logdir, backend)):
-        # Phases alternate, train first, each reporting once at its end.
-        cycle, is_eval = divmod(index, 2)
-        step = (cycle + 1) * train_steps + cycle * eval_steps + (eval_steps if is_eval else 0)
-        rows.append((step, 'eval' if is_eval else 'train', float(score), time.time() - start))
-    return rows
+        config.update(
+            seed=seed, steps=task.budget, eval_every=task.eval_every,
+            eval_episodes=EVAL_EPISODES, **overrides)
+    evaluations, train_seconds = [], 0.0
+    with tempfile.TemporaryDirectory() as logdir:
+        for result in train.train(config, logdir, 'parallel'):
+            if result.phase == 'train':
+                train_seconds += result.seconds
+            else:
+                evaluations.append((result.step, result.score, train_seconds))
+    return evaluations, train_seconds
+
+
+def run_sb3(task, seed):
+    """Train SB3 PPO with the zoo hyperparameters; return its evaluations and times."""
+    import gymnasium
+    import stable_baselines3
+    import torch
+    from stable_baselines3.common import callbacks
+    from stable_baselines3.common import env_util
+    from stable_baselines3.common import vec_env
+    torch.set_num_threads(1)
+    params = dict(task.sb3)
+    normalize = params.pop('normalize', False)
+    n_envs = params.pop('n_envs', 1)
+    for key, value in params.items():
+        if isinstance(value, str) and value.startswith('lin_'):
+            start = float(value[4:])
+            params[key] = lambda progress, start=start: progress * start
+    if 'policy_kwargs' in params:
+        params['policy_kwargs'] = dict(
+            params['policy_kwargs'], activation_fn=torch.nn.ReLU)
+    env = env_util.make_vec_env(task.env, n_envs=n_envs, seed=seed)
+    if normalize:
+        env = vec_env.VecNormalize(env)
+    model = stable_baselines3.PPO('MlpPolicy', env, seed=seed, device='cpu', **params)
+
+    class Evaluate(callbacks.BaseCallback):
+        """Evaluates the mode every `eval_every` steps; times training apart from it."""
+
+        def __init__(self):
+            super().__init__()
+            self.evaluations, self.eval_seconds, self.next_eval = [], 0.0, task.eval_every
+            self.start = time.time()
+
+        def _on_step(self):
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += task.eval_every
+                self.evaluate()
+            return True
+
+        def evaluate(self):
+            start = time.time()
+            scores = []
+            for episode in range(EVAL_EPISODES):
+                eval_env = gymnasium.make(task.env)
+                observ, _ = eval_env.reset(seed=EVAL_SEED_OFFSET + 100 * seed + episode)
+                done, score = False, 0.0
+                while not done:
+                    if normalize:
+                        observ = env.normalize_obs(observ)
+                    action, _ = model.predict(observ, deterministic=True)
+                    observ, reward, terminated, truncated, _ = eval_env.step(action)
+                    score += reward
+                    done = terminated or truncated
+                scores.append(score)
+            self.eval_seconds += time.time() - start
+            train_seconds = time.time() - self.start - self.eval_seconds
+            self.evaluations.append((self.num_timesteps, float(np.mean(scores)), train_seconds))
+
+    callback = Evaluate()
+    model.learn(task.budget, callback=callback)
+    if not callback.evaluations or callback.evaluations[-1][0] < task.budget:
+        callback.evaluate()
+    return callback.evaluations, callback.evaluations[-1][2]
+
+
+def run_worker(args):
+    """Run one training run and write its results as JSON."""
+    task = TASKS[args.task]
+    if args.library == 'agents':
+        overrides = {key: json.loads(value) for key, value in (
+            each.split('=', 1) for each in args.set)}
+        evaluations, seconds = run_agents(task, args.seed, overrides)
+    else:
+        evaluations, seconds = run_sb3(task, args.seed)
+    with open(args.worker, 'w') as file_:
+        json.dump(dict(
+            library=args.library, task=args.task, seed=args.seed, seconds=seconds,
+            evaluations=evaluations), file_)
+
+
+def run_all(jobs, num_parallel, directory, extra_args):
+    """Run (library, task, seed) jobs as processes, `num_parallel` at once."""
+    pending, running, results = list(jobs), [], []
+    while pending or running:
+        while pending and len(running) < num_parallel:
+            library, task, seed = pending.pop(0)
+            path = os.path.join(directory, f'{library}-{task}-{seed}.json')
+            command = [
+                sys.executable, os.path.abspath(__file__), f'--worker={path}',
+                f'--library={library}', f'--task={task}', f'--seed={seed}'] + extra_args
+            log = open(path + '.log', 'w')
+            running.append((path, subprocess.Popen(command, stdout=log, stderr=log), log))
+            print(f'started {library} {task} seed {seed}', flush=True)
+        time.sleep(1)
+        for entry in list(running):
+            path, process, log = entry
+            if process.poll() is None:
+                continue
+            running.remove(entry)
+            log.close()
+            if process.returncode:
+                print(f'FAILED {path}: see {path}.log', flush=True)
+                continue
+            with open(path) as file_:
+                results.append(json.load(file_))
+            print(f'finished {os.path.basename(path)} '
+                  f'(final score {results[-1]["evaluations"][-1][1]:.1f})', flush=True)
+    return results
+
+
+def score_at(evaluations, step):
+    """The evaluation at the largest step not after `step`."""
+    before = [score for at, score, _ in evaluations if at <= step]
+    return before[-1] if before else float('nan')
+
+
+def steps_to(evaluations, threshold):
+    return next((at for at, score, _ in evaluations if score >= threshold), None)
+
+
+def table(results):
+    """Markdown table of the results, one row per task and library."""
+    fractions = (0.1, 0.25, 0.5, 1.0)
+    lines = []
+    by_key = collections.defaultdict(list)
+    for result in results:
+        by_key[result['task'], result['library']].append(result)
+    for task_name in TASKS:
+        task = TASKS[task_name]
+        keys = [key for key in by_key if key[0] == task_name]
+        if not keys:
+            continue
+        milestones = [int(task.budget * fraction) for fraction in fractions]
+        lines.append(f'\n**{task.env}** (threshold {task.threshold}, budget {task.budget:,} '
+                     f'training steps)\n')
+        header = ' | '.join(f'score at {_short(step)}' for step in milestones)
+        lines.append(f'| library | seeds | {header} | steps to threshold | wall time (train) |')
+        lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|')
+        for _, library in sorted(keys):
+            runs = sorted(by_key[task_name, library], key=lambda run: run['seed'])
+            cells = []
+            for step in milestones:
+                scores = [score_at(run['evaluations'], step) for run in runs]
+                cells.append(f'{np.mean(scores):,.0f} ± {np.std(scores):,.0f}')
+            reached = [steps_to(run['evaluations'], task.threshold) for run in runs]
+            if task.threshold is None:
+                reach = '-'
+            elif all(reached):
+                reach = f'{_short(np.mean(reached))} (all {len(runs)})'
+            else:
+                reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
+            seconds = np.mean([run['seconds'] for run in runs])
+            lines.append(f'| {library} | {len(runs)} | ' + ' | '.join(cells) +
+                         f' | {reach} | {seconds / 60:.1f} min |')
+        for name, score in task.references.items():
+            lines.append(f'| {name} | - |' + ' - |' * (len(milestones) - 1) +
+                         f' {score:,} | - | - |')
+    return '\n'.join(lines)
+
+
+def _short(steps):
+    return f'{steps / 1e6:g}M' if steps >= 1e6 else f'{steps / 1e3:g}k'
+
+
+def plot(results, directory):
+    """One PNG per task, the mean and min-max band over seeds of each library."""
+    from agents.scripts import plotting
+    paths = []
+    for task_name, task in TASKS.items():
+        curves = collections.defaultdict(list)
+        for result in results:
+            if result['task'] == task_name:
+                steps, scores, _ = zip(*result['evaluations'])
+                curves[result['library']].append((np.array(steps), np.array(scores)))
+        if curves:
+            path = os.path.join(directory, f'learning_{task_name}.png')
+            plotting.plot_curves(dict(curves), path, f'{task.env}: evaluation score')
+            paths.append(path)
+    return paths
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--config', default='pendulum', choices=sorted(TARGETS))
-    parser.add_argument('--backend', default='inprocess')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--logdir', default=None)
+    parser.add_argument('--quick', action='store_true', help='Pendulum and CartPole only.')
+    parser.add_argument('--tasks', default=None, help='Comma-separated task names.')
+    parser.add_argument('--seeds', type=int, default=3)
+    parser.add_argument('--jobs', type=int, default=1, help='Runs at once.')
+    parser.add_argument('--sb3', action='store_true', help='Run SB3 on MuJoCo tasks too.')
+    parser.add_argument('--no-sb3', dest='no_sb3', action='store_true',
+                        help='Run no SB3 at all.')
+    parser.add_argument('--set', action='append', default=[],
+                        help='Config override key=json_value for our runs (experiments).')
+    parser.add_argument('--out', default=RESULTS)
+    parser.add_argument('--worker', help=argparse.SUPPRESS)
+    parser.add_argument('--library', help=argparse.SUPPRESS)
+    parser.add_argument('--task', help=argparse.SUPPRESS)
+    parser.add_argument('--seed', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    logging.set_verbosity(logging.WARNING)
-    logdir = args.logdir or tempfile.mkdtemp(prefix=f'learning-{args.config}-')
-    rows = run(args.config, logdir, args.backend, args.seed)
-    target = TARGETS[args.config]
-    print(f'\n{args.config}, seed {args.seed}, {args.backend} backend, run in {logdir}\n')
-    print('| global step | eval score | wall time (s) |')
-    print('|---:|---:|---:|')
-    evals = [row for row in rows if row[1] == 'eval']
-    for step, _, score, seconds in evals[::max(1, len(evals) // 20)] + evals[-1:]:
-        print(f'| {step:,} | {score:.1f} | {seconds:.0f} |')
-    reached = next((row for row in evals if row[2] >= target), None)
-    if reached:
-        print(f'\nReached the target {target} at global step {reached[0]:,} after '
-              f'{reached[3]:.0f} s; final eval score {evals[-1][2]:.1f}.')
+    if args.worker:
+        return run_worker(args)
+    if args.tasks:
+        tasks = args.tasks.split(',')
     else:
-        print(f'\nDid not reach the target {target}; final eval score {evals[-1][2]:.1f}.')
-    print(f'Command: python benchmarks/learning.py --config={args.config} '
-          f'--backend={args.backend} --seed={args.seed}')
+        tasks = list(QUICK_TASKS) if args.quick else list(QUICK_TASKS + MUJOCO_TASKS)
+    unknown = sorted(set(tasks) - set(TASKS))
+    if unknown:
+        parser.error(f'unknown tasks {unknown}; choose from {", ".join(TASKS)}')
+    jobs = []
+    for task in tasks:
+        libraries = ['agents']
+        if not args.no_sb3 and (task in QUICK_TASKS or args.sb3):
+            libraries.append('sb3')
+        jobs += [(library, task, seed) for seed in range(args.seeds) for library in libraries]
+    os.makedirs(args.out, exist_ok=True)
+    start = time.time()
+    with tempfile.TemporaryDirectory() as directory:
+        extra = [f'--set={each}' for each in args.set]
+        results = run_all(jobs, args.jobs, directory, extra)
+    text = table(results)
+    command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
+    text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '
+             f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
+    print(text)
+    name = 'learning_' + '_'.join(tasks)
+    with open(os.path.join(args.out, name + '.md'), 'w') as file_:
+        file_.write(text)
+    with open(os.path.join(args.out, name + '.json'), 'w') as file_:
+        json.dump(results, file_)
+    for path in plot(results, args.out):
+        print(f'wrote {path}')
 
 
 if __name__ == '__main__':

@@ -14,8 +14,9 @@ from agents.tools import wrappers
 def environment_constructors(config, count, render_mode=None):
     """One zero-argument constructor per environment, each with its own seed.
 
-    Environment `i` is seeded with `config.seed + i`, so runs with one seed see
-    the same observations.
+    Environment `i` is seeded with `1000 * config.seed + i`, so runs with one
+    seed see the same observations, and runs with different seeds share no
+    environment seed.
 
     Args:
       config: Configuration with `env`, `max_length`, `normalize_ranges` and
@@ -30,7 +31,7 @@ def environment_constructors(config, count, render_mode=None):
     return [
         functools.partial(
             make_environment, config.env, config.max_length, config.normalize_ranges,
-            None if seed is None else seed + index, render_mode)
+            None if seed is None else 1000 * seed + index, render_mode)
         for index in range(count)]
 
 
