@@ -52,7 +52,7 @@ TASKS = {
              ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
         {}),
     'cheetah': Task(
-        'cheetah', 'HalfCheetah-v5', 1_000_000, 25_000, 3000.0,
+        'cheetah', 'HalfCheetah-v5', 1_000_000, 50_000, 3000.0,
         dict(normalize=True, n_envs=1, batch_size=64, n_steps=512, gamma=0.98,
              learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1, n_epochs=20,
              gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096,
@@ -60,7 +60,7 @@ TASKS = {
         {'CleanRL ppo_continuous_action (published)': 1443,
          'rl-baselines3-zoo PPO (published)': 5819}),
     'hopper': Task(
-        'hopper', 'Hopper-v5', 1_000_000, 25_000, 2300.0,
+        'hopper', 'Hopper-v5', 1_000_000, 50_000, 2300.0,
         dict(normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.999,
              learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, n_epochs=5,
              gae_lambda=0.99, max_grad_norm=0.7, vf_coef=0.835671,
@@ -68,7 +68,7 @@ TASKS = {
         {'CleanRL ppo_continuous_action (published)': 2383,
          'rl-baselines3-zoo PPO (published)': 2410}),
     'walker': Task(
-        'walker', 'Walker2d-v5', 1_000_000, 25_000, 2500.0,
+        'walker', 'Walker2d-v5', 1_000_000, 50_000, 2500.0,
         dict(normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.99,
              learning_rate=5.05041e-05, ent_coef=0.000585045, clip_range=0.1, n_epochs=20,
              gae_lambda=0.95, max_grad_norm=1, vf_coef=0.871923),
@@ -102,7 +102,8 @@ def run_agents(task, seed, overrides):
     with config.unlocked():
         config.update(
             seed=seed, steps=task.budget, eval_every=task.eval_every,
-            eval_episodes=EVAL_EPISODES, **overrides)
+            eval_episodes=EVAL_EPISODES)
+        config.update(overrides)
     evaluations, train_seconds = [], 0.0
     with tempfile.TemporaryDirectory() as logdir:
         for result in train.train(config, logdir, 'parallel'):

@@ -103,7 +103,7 @@ def _mujoco(env, **overrides):
     config = default()
     config.update(
         env=env, max_length=1000, steps=1e6, num_agents=8, rollout_length=64,
-        eval_every=25000, policy_layers=(256, 256), value_layers=(256, 256),
+        eval_every=50000, policy_layers=(256, 256), value_layers=(256, 256),
         activation='relu', init_std=0.135, bounded_mean=False, objective='clip',
         reward_normalization='return', minibatch_size=64, update_epochs=10,
         discount=0.99, gae_lambda=0.95, learning_rate=3e-4, max_gradient_norm=0.5)
