@@ -194,8 +194,20 @@ def run_worker(args):
 
 
 def run_all(jobs, num_parallel, directory, extra_args):
-    """Run (library, task, seed) jobs as processes, `num_parallel` at once."""
-    pending, running, results = list(jobs), [], []
+    """Run (library, task, seed) jobs as processes, `num_parallel` at once.
+
+    Each run writes `<library>-<task>-<seed>.json` into `directory`; a run
+    whose file exists already is read instead of run again, so an interrupted
+    benchmark continues where it stopped.
+    """
+    pending, running, results = [], [], []
+    for library, task, seed in jobs:
+        path = os.path.join(directory, f'{library}-{task}-{seed}.json')
+        if os.path.exists(path):
+            with open(path) as file_:
+                results.append(json.load(file_))
+        else:
+            pending.append((library, task, seed))
     while pending or running:
         while pending and len(running) < num_parallel:
             library, task, seed = pending.pop(0)
@@ -218,6 +230,7 @@ def run_all(jobs, num_parallel, directory, extra_args):
                 continue
             with open(path) as file_:
                 results.append(json.load(file_))
+            os.remove(path + '.log')
             print(f'finished {os.path.basename(path)} '
                   f'(final score {results[-1]["evaluations"][-1][1]:.1f})', flush=True)
     return results
@@ -306,6 +319,9 @@ def main():
     parser.add_argument('--set', action='append', default=[],
                         help='Config override key=json_value for our runs (experiments).')
     parser.add_argument('--out', default=RESULTS)
+    parser.add_argument(
+        '--runs', default=None, help='Directory of the per-run results, reused when they '
+        'exist (default: OUT/runs; a temporary one with --set).')
     parser.add_argument('--worker', help=argparse.SUPPRESS)
     parser.add_argument('--library', help=argparse.SUPPRESS)
     parser.add_argument('--task', help=argparse.SUPPRESS)
@@ -320,17 +336,18 @@ def main():
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown:
         parser.error(f'unknown tasks {unknown}; choose from {", ".join(TASKS)}')
+    # Seeds outermost, so an interrupted benchmark has covered every task.
     jobs = []
-    for task in tasks:
-        libraries = ['agents']
-        if not args.no_sb3 and (task in QUICK_TASKS or args.sb3):
-            libraries.append('sb3')
-        jobs += [(library, task, seed) for seed in range(args.seeds) for library in libraries]
+    for seed in range(args.seeds):
+        for task in tasks:
+            jobs.append(('agents', task, seed))
+            if not args.no_sb3 and (task in QUICK_TASKS or args.sb3):
+                jobs.append(('sb3', task, seed))
     os.makedirs(args.out, exist_ok=True)
     start = time.time()
-    with tempfile.TemporaryDirectory() as directory:
-        extra = [f'--set={each}' for each in args.set]
-        results = run_all(jobs, args.jobs, directory, extra)
+    runs = args.runs or (tempfile.mkdtemp() if args.set else os.path.join(args.out, 'runs'))
+    os.makedirs(runs, exist_ok=True)
+    results = run_all(jobs, args.jobs, runs, [f'--set={each}' for each in args.set])
     text = table(results)
     command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
     text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '

@@ -22,7 +22,7 @@ def tiny_pendulum():
     config.update(
         num_agents=4, update_every=4, eval_episodes=4, eval_every=400, max_length=50,
         steps=800, update_epochs=2, policy_layers=(16,), value_layers=(16,),
-        minibatch_size=50)
+        rollout_length=None, objective='kl_penalty', minibatch_size=50)
     return config
 
 

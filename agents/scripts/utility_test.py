@@ -19,7 +19,7 @@ def test_saved_config_loads_with_the_same_values_and_callables(tmp_path):
     assert loaded.algorithm is config.algorithm
     assert loaded.optimizer is config.optimizer
     assert loaded.env == 'Pendulum-v1' and loaded.max_length == 200
-    assert list(loaded.policy_layers) == [200, 100]
+    assert list(loaded.policy_layers) == [64, 64]
     assert loaded.weight_summaries == config.weight_summaries
 
 
