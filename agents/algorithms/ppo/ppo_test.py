@@ -5,17 +5,18 @@ import tensorflow as tf
 
 from agents import tools
 from agents.algorithms.ppo import ppo
-from agents.scripts import configs
+from agents.scripts import config_schema
 from agents.scripts import networks
 
 
 def _config(**overrides):
-    config = configs.default()
-    config.update(
-        num_agents=2, update_every=2, update_epochs=2, max_length=5,
-        policy_layers=(8,), value_layers=(8,), chunk_length=None, batch_size=None)
+    # The environments are mocks; `env` and `steps` only complete the config.
+    config = dict(
+        env='Pendulum-v1', steps=10, num_agents=2, update_every=2, update_epochs=2,
+        max_length=5, policy_layers=(8,), value_layers=(8,), chunk_length=None,
+        batch_size=None)
     config.update(overrides)
-    return tools.AttrDict(config)
+    return config_schema.make(config)
 
 
 def _define_graph(config, durations=(5, 5)):
