@@ -111,6 +111,7 @@ def run_agents(task, seed, overrides):
                 train_seconds += result.seconds
             else:
                 evaluations.append((result.step, result.score, train_seconds))
+                print(f'step {result.step}: score {result.score:.1f}', flush=True)
     return evaluations, train_seconds
 
 

@@ -18,7 +18,9 @@ between calls.
 
 import collections
 import collections.abc
+import dataclasses
 import math
+from typing import Literal
 
 import gymnasium
 import numpy as np
@@ -26,6 +28,7 @@ import tensorflow as tf
 
 from agents.parts.distributions import Categorical
 from agents.parts.distributions import DiagonalGaussian
+from agents.tools.schema import key
 
 NetworkOutput = collections.namedtuple('NetworkOutput', 'policy, value, state')
 NetworkOutput.__doc__ = """Result of running a network over a batch of sequences.
@@ -36,6 +39,25 @@ Attributes:
     value: Value estimate `[batch, time]`.
     state: Cell state after each sequence's last valid step, to continue from.
 """
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NetworkConfig:
+    """Configuration keys that the networks of this module read."""
+
+    policy_layers: tuple[int, ...] = key(
+        (200, 100), 'Hidden layer sizes of the policy; the last is the GRU of recurrent ones.',
+        at_least=1)
+    value_layers: tuple[int, ...] = key(
+        (200, 100), 'Hidden layer sizes of the value network.', at_least=1)
+    init_output_factor: float = key(
+        0.1, 'Initial scale of the policy output layer; small values start near zero.',
+        above=0)
+    init_std: float | tuple[float, ...] = key(
+        0.35, 'Initial standard deviation of Gaussian policies, one or per action.', above=0)
+    bounded_mean: bool = key(
+        True, 'Pass the mean of Gaussian policies through a tanh, inside the action range.')
+    activation: Literal['tanh', 'relu'] = key('tanh', 'Activation of the hidden layers.')
 
 
 class GRUCell:

@@ -22,6 +22,7 @@ import tensorflow as tf  # noqa: E402
 
 from agents import tools  # noqa: E402
 from agents.scripts import environments  # noqa: E402
+from agents.scripts import registry  # noqa: E402
 from agents.scripts import utility  # noqa: E402
 
 
@@ -132,15 +133,15 @@ def main(argv):
     if not FLAGS.config and not FLAGS.timestamp:
         raise app.UsageError('Pass --config=NAME for a new run or --timestamp=T to resume one.')
     try:
+        registry.import_modules(FLAGS.register)
         logdir, resume = run_directory(FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
         if resume:
-            config = utility.load_config(logdir, FLAGS.allowed_modules)
+            config = utility.load_config(logdir)
             logging.info('Resuming run %s.', logdir)
         else:
             config = utility.make_config(FLAGS.config)
             utility.save_config(config, logdir)
             logging.info('Starting run %s.', logdir)
-        utility.check_environment(config.env)
         backend, backend_options = utility.backend_from_flags(FLAGS)
         for _ in train(config, logdir, backend, backend_options, resume):
             pass

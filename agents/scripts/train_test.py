@@ -71,6 +71,7 @@ def test_short_run_writes_summaries_and_checkpoint(tmp_path, config_function):
     evaluations = [each for each in results if each.phase == 'eval']
     assert all(each.episodes == 4 and np.isfinite(each.score) for each in evaluations)
     assert all(each.length == 50 for each in evaluations if config_function != tiny_cartpole)
+    assert 'eval' not in {each.phase for each in results[::2]}
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-800')
     assert {'mean_score', 'training/value_loss', 'training/policy_loss'} <= _event_tags(
         str(tmp_path / 'train'))
@@ -87,6 +88,17 @@ def test_resume_continues_from_the_checkpointed_step(tmp_path):
     results = list(train.train(config, str(tmp_path), 'inprocess', resume=True))
     assert [each.step for each in results] == [1200, 1200, 1600, 1600]
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-1600')
+
+
+def test_short_pendulum_run_improves_its_score():
+    # The shipped config, cut to three evaluations 5k training steps apart.
+    config = utility.make_config('pendulum')
+    with config.unlocked():
+        config.update(steps=15360, eval_every=5120)
+    evaluations = [
+        result for result in train.train(config, None, 'inprocess') if result.phase == 'eval']
+    assert [each.step for each in evaluations] == [5120, 10240, 15360]
+    assert evaluations[-1].score > evaluations[0].score + 300
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):

@@ -1,29 +1,21 @@
 """Utilities for the training and visualization scripts."""
 
 import importlib
-import io
 import os
 import re
 
 from absl import flags
 from absl import logging
-import gymnasium as gym
 import ruamel.yaml
 import tensorflow as tf
 
 from agents import tools
+from agents.scripts import config_schema
 from agents.scripts import configs
-
-# Modules whose callables a saved configuration may name. A configuration file
-# is data: loading it imports nothing outside these modules, unless the user
-# allows more modules explicitly.
-ALLOWED_MODULES = ('agents', 'tensorflow')
+from agents.scripts import registry
+from agents.tools.schema import ConfigError
 
 ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray')
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be found, loaded, or used."""
 
 
 def load_config_function(name):
@@ -53,12 +45,16 @@ def load_config_function(name):
 
 
 def make_config(name):
-    """Build the configuration `name` as a locked AttrDict."""
-    return tools.AttrDict(load_config_function(name)())
+    """Build and validate the configuration `name` as a locked AttrDict.
+
+    Raises:
+      ConfigError: If there is no such configuration or it is invalid.
+    """
+    return config_schema.make(load_config_function(name)(), f'config {name}')
 
 
 def save_config(config, logdir):
-    """Write the configuration to `logdir/config.yaml`, callables by import path.
+    """Write the configuration to `logdir/config.yaml`, callables by registered name.
 
     Args:
       config: Configuration AttrDict.
@@ -69,30 +65,25 @@ def save_config(config, logdir):
     """
     os.makedirs(logdir, exist_ok=True)
     path = os.path.join(logdir, 'config.yaml')
-    stream = io.StringIO()
-    _yaml().dump(_to_data(dict(config)), stream)
     temporary = path + '.tmp'
     with open(temporary, 'w') as file_:
-        file_.write(stream.getvalue())
+        _yaml().dump(_to_data(dict(config)), file_)
     os.replace(temporary, path)
     return path
 
 
-def load_config(logdir, allowed_modules=()):
-    """Load the configuration of a run from `logdir/config.yaml`.
+def load_config(logdir):
+    """Load and validate the configuration of a run from `logdir/config.yaml`.
 
-    Callables in the file are resolved only inside `ALLOWED_MODULES` and the
-    modules the caller allows, so a file from an unknown source cannot make the
-    loader import and run arbitrary code.
+    The file is data: it holds plain values, and callables by the names of
+    registry entries, so loading it imports and runs nothing.
 
     Args:
       logdir: Directory of the run.
-      allowed_modules: Further module names (and their submodules) whose
-        callables the file may name.
 
     Raises:
-      ConfigError: If the file is missing, invalid, or names a callable outside
-        the allowed modules.
+      ConfigError: If the file is missing, not UTF-8 YAML, or an invalid
+        configuration.
 
     Returns:
       Configuration AttrDict.
@@ -102,92 +93,75 @@ def load_config(logdir, allowed_modules=()):
         raise ConfigError(
             f'No config.yaml in {logdir}: resume with the run directory of an earlier '
             f'run (--logdir=<parent> --timestamp=<run>).')
+    with open(path, 'rb') as file_:
+        content = file_.read()
     try:
-        with open(path) as file_:
-            data = _yaml().load(file_)
+        text = content.decode('utf-8')
+    except UnicodeDecodeError as error:
+        line = content.count(b'\n', 0, error.start) + 1
+        raise ConfigError(
+            f'{path} is not UTF-8 text: byte {content[error.start]:#04x} on line {line}. Fix '
+            f'or restore the file.') from None
+    try:
+        data = _yaml().load(text)
     except ruamel.yaml.YAMLError as error:
-        raise ConfigError(f'Cannot parse {path}: {error}') from None
+        raise ConfigError(f'Cannot parse {path}: {_describe_yaml_error(error)}') from None
     if not isinstance(data, dict):
-        raise ConfigError(f'{path} does not hold a mapping of config entries.')
-    allowed = tuple(ALLOWED_MODULES) + tuple(allowed_modules)
-    return tools.AttrDict(_from_data(data, allowed, path))
+        raise ConfigError(f'{path} does not hold a mapping of config keys to values.')
+    return config_schema.make(data, path)
 
 
-class _ImportPath(str):
-    """A callable's import path `module:qualified.name`, tagged in YAML."""
+class _Tagged:
+    """A YAML value with a tag that configuration files do not use, kept to be refused."""
 
-    yaml_tag = '!callable'
+    def __init__(self, tag, value):
+        self.tag, self.value = tag, value
 
-    @classmethod
-    def to_yaml(cls, representer, node):
-        return representer.represent_scalar(cls.yaml_tag, str(node))
+    def __repr__(self):
+        return f'{self.tag.replace("tag:yaml.org,2002:", "!!")} {self.value!r}'
 
-    @classmethod
-    def from_yaml(cls, constructor, node):
-        return cls(node.value)
+
+def _construct_tagged(constructor, unused_suffix, node):
+    if isinstance(node, ruamel.yaml.ScalarNode):
+        value = constructor.construct_scalar(node)
+    elif isinstance(node, ruamel.yaml.SequenceNode):
+        value = constructor.construct_sequence(node, deep=True)
+    else:
+        value = constructor.construct_mapping(node, deep=True)
+    return _Tagged(node.tag, value)
 
 
 def _yaml():
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.default_flow_style = False
-    yaml.register_class(_ImportPath)
+    # Older files tagged callables by import path; as plain strings they name
+    # registry entries, which know the import paths of the registered objects.
+    yaml.constructor.add_constructor('!callable', lambda loader, node: node.value)
+    yaml.constructor.add_multi_constructor('', _construct_tagged)
     return yaml
 
 
+def _describe_yaml_error(error):
+    problem = getattr(error, 'problem', None) or str(error).split('\n')[0]
+    mark = getattr(error, 'problem_mark', None)
+    where = f' at line {mark.line + 1}, column {mark.column + 1}' if mark else ''
+    return f'{problem}{where}.'
+
+
 def _to_data(value):
-    """Convert config values into YAML data; callables become import paths."""
+    """Convert config values into YAML data; callables become their registered names."""
     if isinstance(value, dict):
         return {str(key): _to_data(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_to_data(item) for item in value]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if callable(value):
-        module, name = _public_location(value)
-        return _ImportPath(f'{module}:{name}')
-    raise ConfigError(
-        f'Cannot save the config value {value!r} of type {type(value).__name__}: use '
-        f'numbers, strings, lists, dicts, or importable functions and classes.')
-
-
-def _public_location(value):
-    """The module and qualified name under which `value` can be imported."""
-    module, name = value.__module__, value.__qualname__
-    if '<' in name:
+    name = registry.REGISTRY.name_of(value)
+    if name is None:
         raise ConfigError(
-            f'Cannot save {value!r} in the config: lambdas and nested functions have no '
-            f'import path; define it at the top level of a module.')
-    # Classes of the TensorFlow API live in private modules; record the public path.
-    if module.startswith('tensorflow.') and getattr(tf.compat.v1.train, name, None) is value:
-        module = 'tensorflow.compat.v1.train'
-    return module, name
-
-
-def _from_data(value, allowed, path):
-    """Convert YAML data back into config values, resolving allowed import paths."""
-    if isinstance(value, dict):
-        return {key: _from_data(item, allowed, path) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_from_data(item, allowed, path) for item in value]
-    if isinstance(value, _ImportPath):
-        return _resolve(value, allowed, path)
-    return value
-
-
-def _resolve(import_path, allowed, path):
-    module_name, _, qualified_name = import_path.partition(':')
-    if not any(module_name == each or module_name.startswith(each + '.') for each in allowed):
-        raise ConfigError(
-            f'{path} names the callable {import_path!r} outside the allowed modules '
-            f'{", ".join(allowed)}. If you trust this file, allow the module with '
-            f'--allowed_modules={module_name}.')
-    try:
-        value = importlib.import_module(module_name)
-        for part in qualified_name.split('.'):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as error:
-        raise ConfigError(f'{path} names {import_path!r}, which cannot be found: {error}')
-    return value
+            f'Cannot save the config value {value!r}: use numbers, strings, lists, dicts, '
+            f'or registered callables (agents.scripts.registry.register).')
+    return name
 
 
 def define_environment_flags():
@@ -200,11 +174,13 @@ def define_environment_flags():
         'Where environments run; overrides --env_processes. inprocess: in this process; '
         'process: one worker process per environment; parallel: several environments per '
         'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
-    flags.DEFINE_integer('num_workers', None, 'Worker processes of the parallel backend.')
+    flags.DEFINE_integer(
+        'num_workers', None, 'Worker processes of the parallel backend.', lower_bound=1)
     flags.DEFINE_string(
         'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
     flags.DEFINE_list(
-        'allowed_modules', [], 'Further modules whose callables a saved config.yaml may name.')
+        'register', [], 'Modules to import that register networks, algorithms, optimizers or '
+        'environment constructors the config names.')
 
 
 def backend_from_flags(flag_values):
@@ -220,21 +196,6 @@ def backend_from_flags(flag_values):
     if backend == 'ray':
         return backend, dict(address=flag_values.ray_address)
     return backend, {}
-
-
-def check_environment(env):
-    """Raise a ConfigError unless `env` is a constructor or a registered Gymnasium id.
-
-    Checked before worker processes start, so a typo fails at once.
-    """
-    if not isinstance(env, str):
-        return
-    try:
-        gym.spec(env)
-    except gym.error.Error as error:
-        raise ConfigError(
-            f'Unknown environment {env!r} in the config: {error}. MuJoCo tasks need '
-            f'pip install -e ".[mujoco]".') from None
 
 
 def define_batch_env(constructors, backend='process', **backend_options):

@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from agents.scripts import environments  # noqa: E402
+from agents.scripts import registry  # noqa: E402
 from agents.scripts import utility  # noqa: E402
 
 _DEFAULT_FPS = 30
@@ -115,7 +116,7 @@ class EpisodeRecorder(gym.Wrapper):
 
 
 def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
-              env_backend='process', backend_options=None, allowed_modules=()):
+              env_backend='process', backend_options=None):
     """Record videos and statistics of the greedy policy of a training run.
 
     The graph is the one of training, built in a fresh graph, with the policy's
@@ -129,7 +130,6 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
       checkpoint: Checkpoint path prefix to restore; the newest of the run if None.
       env_backend: Where environments run, see `utility.define_batch_env`.
       backend_options: Dict of options for the environment backend.
-      allowed_modules: Further modules whose callables the saved config may name.
 
     Raises:
       utility.ConfigError: If the run directory, its config or the checkpoint is
@@ -143,7 +143,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
     for name, value in (('num_agents', num_agents), ('num_episodes', num_episodes)):
         if value < 1:
             raise ValueError(f'{name} must be at least 1, got {value}.')
-    config, checkpoint = _load_run(logdir, checkpoint, allowed_modules)
+    config, checkpoint = _load_run(logdir, checkpoint)
     num_agents = min(num_agents, num_episodes)
     constructors = [
         _recording_environment(config, index, outdir, range(index, num_episodes, num_agents))
@@ -167,7 +167,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
     return stats
 
 
-def _load_run(logdir, checkpoint, allowed_modules):
+def _load_run(logdir, checkpoint):
     """Return the config of the run and the checkpoint to restore.
 
     Raises:
@@ -177,7 +177,7 @@ def _load_run(logdir, checkpoint, allowed_modules):
         raise utility.ConfigError(
             f'No config.yaml in {logdir}: pass --logdir=the directory of one run, such as '
             f'<logdir>/<timestamp>-<config>.')
-    config = utility.load_config(logdir, allowed_modules)
+    config = utility.load_config(logdir)
     if checkpoint is None:
         checkpoint = tf.train.latest_checkpoint(logdir)
         if checkpoint is None:
@@ -230,11 +230,12 @@ def main(argv):
     logging.set_verbosity(logging.INFO)
     tf.compat.v1.disable_eager_execution()
     try:
+        registry.import_modules(FLAGS.register)
         visualize(
             os.path.expanduser(FLAGS.logdir), os.path.expanduser(FLAGS.outdir),
             FLAGS.num_agents, FLAGS.num_episodes,
             FLAGS.checkpoint and os.path.expanduser(FLAGS.checkpoint),
-            *utility.backend_from_flags(FLAGS), FLAGS.allowed_modules)
+            *utility.backend_from_flags(FLAGS))
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
 

@@ -13,9 +13,6 @@ import tensorflow as tf
 
 from agents.algorithms.ppo import utility
 
-OBJECTIVES = ('kl_penalty', 'clip')
-
-
 def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, length,
                 penalty):
     """The policy objective of the config, as a loss to minimize.
@@ -55,8 +52,7 @@ def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, l
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             kl_cutoff = config.kl_cutoff_coef * tf.square(tf.nn.relu(kl - cutoff_threshold))
         else:
-            raise ValueError(
-                f'Unknown objective {config.objective!r}; choose one of {", ".join(OBJECTIVES)}.')
+            raise ValueError(f'Unknown objective {config.objective!r}.')
         entropy_bonus = config.entropy_coef * entropy
         loss = tf.reduce_mean(surrogate_loss + kl_penalty + kl_cutoff - entropy_bonus)
         parts = dict(

@@ -54,9 +54,6 @@ _UPDATE_METRICS = (
     'value_loss', 'policy_loss', 'entropy', 'kl', 'surrogate_loss', 'kl_penalty', 'kl_cutoff',
     'clip_fraction', 'gradient_norm', 'skipped_updates')
 
-REWARD_NORMALIZATIONS = ('reward', 'return')
-LEARNING_RATE_SCHEDULES = ('constant', 'linear')
-
 
 class PPO:
     """BatchPPO: the algorithm interface of `tools.simulate`, learning in the graph."""
@@ -75,14 +72,13 @@ class PPO:
             `agents.scripts.configs.default()`.
 
         Raises:
-          ValueError: If the config combines options that do not fit together.
+          ValueError: If the config asks for rollouts with a recurrent network.
         """
         self._batch_env = batch_env
         self._step = step
         self._is_training = is_training
         self._should_log = should_log
         self._config = config
-        _check_config(config)
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
         if self._is_recurrent and config.rollout_length:
@@ -491,24 +487,6 @@ class PPO:
             self._should_log,
             lambda: tf.compat.v1.summary.merge(build_summaries() or [tf.constant('')]),
             lambda: tf.constant(''))
-
-
-def _check_config(config):
-    """Raise a ValueError naming the first config value PPO cannot use."""
-    choices = dict(
-        objective=losses.OBJECTIVES, reward_normalization=REWARD_NORMALIZATIONS,
-        learning_rate_schedule=LEARNING_RATE_SCHEDULES)
-    for key, allowed in choices.items():
-        if config[key] not in allowed:
-            raise ValueError(
-                f'Unknown {key} {config[key]!r}; choose one of {", ".join(allowed)}.')
-    if config.rollout_length and not config.gae_lambda:
-        raise ValueError('Rollouts (rollout_length) need gae_lambda; 1.0 gives plain returns.')
-    lower, upper = config.kl_penalty_bounds
-    if not 0 < lower <= config.kl_init_penalty <= upper:
-        raise ValueError(
-            f'kl_penalty_bounds {config.kl_penalty_bounds} must be positive and contain '
-            f'kl_init_penalty {config.kl_init_penalty}.')
 
 
 def _scalar(tag, value):

@@ -1,21 +1,23 @@
 """Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from agents import tools
 from agents.algorithms.ppo import ppo
-from agents.scripts import configs
+from agents.scripts import config_schema
 from agents.scripts import networks
 
 
 def _config(**overrides):
-    config = configs.default()
-    config.update(
-        num_agents=2, update_every=2, update_epochs=2, max_length=5,
-        policy_layers=(8,), value_layers=(8,), chunk_length=None, batch_size=None)
+    # The environments are mocks; `env` and `steps` only complete the config.
+    config = dict(
+        env='Pendulum-v1', steps=10, num_agents=2, update_every=2, update_epochs=2,
+        max_length=5, policy_layers=(8,), value_layers=(8,), chunk_length=None,
+        batch_size=None)
     config.update(overrides)
-    return tools.AttrDict(config)
+    return config_schema.make(config)
 
 
 def _define_graph(config, durations=(5, 5)):
@@ -127,3 +129,88 @@ def test_clipped_actions_train_to_finite_weights():
     before, after = _weights_before_and_after_training(config)
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
     assert all(np.isfinite(weight).all() for weight in after)
+
+
+def _train_steps(config, durations, steps, seed=None):
+    """Run training steps of a fresh graph; return the algorithm's state and the weights."""
+    with tf.Graph().as_default():
+        if seed is not None:
+            tf.compat.v1.set_random_seed(seed)
+        algo, is_training, should_log, step_op = _define_graph(config, durations)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before, summaries = _weights(sess), []
+            for _ in range(steps):
+                summary = sess.run(step_op[2], {is_training: True, should_log: True})
+                summaries.append(tf.compat.v1.Summary.FromString(summary))
+            values = {
+                value.tag: value.simple_value for summary in summaries
+                for value in summary.value if value.HasField('simple_value')}
+            return dict(
+                before=before, after=_weights(sess), penalty=sess.run(algo._penalty),
+                summary=values)
+
+
+@pytest.mark.parametrize('kl_target, bound', [(1e6, 0.5), (1e-9, 2.0)])
+def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
+    # Episodes of two steps fill the memory every second step: 12 updates. A
+    # target far above or below every change moves the penalty by 1.5 each time.
+    config = _config(
+        kl_target=kl_target, kl_penalty_bounds=(0.5, 2.0), learning_rate=0.01, update_epochs=1)
+    result = _train_steps(config, durations=(2, 2), steps=24)
+    assert result['penalty'] == pytest.approx(bound)
+
+
+def _update_size(result):
+    return np.sqrt(sum(
+        np.sum(np.square(after - before))
+        for before, after in zip(result['before'], result['after'])))
+
+
+def test_gradient_clipping_bounds_the_update():
+    # Plain gradient descent with one step per update: the weights move by the
+    # learning rate times the clipped gradient.
+    def update_size(max_gradient_norm):
+        config = _config(
+            optimizer='gradient_descent', learning_rate=1.0, update_epochs=1,
+            max_gradient_norm=max_gradient_norm)
+        return _update_size(_train_steps(config, durations=(1, 1), steps=1, seed=0))
+
+    assert update_size(None) > 0.01
+    assert 0 < update_size(1e-3) <= 1e-3 * (1 + 1e-5)
+
+
+def test_update_on_short_episodes_touches_only_their_steps():
+    # Episodes of 3 steps in a memory padded to 5 or to 50 steps: the update runs
+    # over the 6 real steps only, two at a time, and moves the weights alike.
+    results = [
+        _train_steps(
+            _config(max_length=max_length, minibatch_size=2, update_epochs=1),
+            durations=(3, 3), steps=3, seed=1)
+        for max_length in (5, 50)]
+    for result in results:
+        assert result['summary']['training/update_steps'] == 3
+    short, long_ = results
+    assert short['summary']['training/value_loss'] == pytest.approx(
+        long_['summary']['training/value_loss'], rel=1e-5)
+    for weight_short, weight_long in zip(short['after'], long_['after']):
+        np.testing.assert_allclose(weight_short, weight_long, rtol=1e-5, atol=1e-6)
+
+
+def test_rollouts_train_every_rollout_length_steps_across_episodes():
+    config = _config(
+        rollout_length=4, objective='clip', gae_lambda=0.95, minibatch_size=4,
+        update_epochs=1, value_clip=0.2, reward_normalization='return')
+    # Episodes of 3 steps end inside the first rollout of 4 steps.
+    not_yet = _train_steps(config, durations=(3, 3), steps=3)
+    assert all(np.array_equal(a, b) for a, b in zip(not_yet['before'], not_yet['after']))
+    trained = _train_steps(config, durations=(3, 3), steps=4)
+    assert trained['summary']['training/update_steps'] == 2  # 8 steps, 4 at a time.
+    assert any(not np.array_equal(a, b) for a, b in zip(trained['before'], trained['after']))
+
+
+def test_rollouts_refuse_recurrent_networks():
+    config = _config(
+        network=networks.recurrent_gaussian, rollout_length=4, gae_lambda=0.95)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match='feed-forward'):
+        _define_graph(config)

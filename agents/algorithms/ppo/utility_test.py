@@ -192,3 +192,25 @@ def test_bad_input_raises_clear_errors():
             utility.discounted_return(tf.zeros([2, 3, 1]), length, _DISCOUNT)
         with pytest.raises(ValueError, match='mask needs'):
             utility.mask(tf.zeros([2]), length)
+
+
+def test_rollout_advantage_stops_at_episode_ends_and_bootstraps_cut_ones():
+    reward = np.array([[1.0, 2.0, 3.0, 4.0]], np.float32)
+    value = np.array([[0.5, 0.1, 0.2, 0.3]], np.float32)
+    next_value = np.array([[0.1, 9.0, 0.7, 0.8]], np.float32)
+    # The first episode terminates after step 1; the second is cut by the rollout.
+    terminated = np.array([[False, True, False, False]])
+    done = terminated
+    discount, gae_lambda = 0.9, 0.5
+    expected = np.zeros(4)
+    following = 0.0
+    for t in reversed(range(4)):
+        error = reward[0, t] + discount * (1 - terminated[0, t]) * next_value[0, t] - value[0, t]
+        following = error + discount * gae_lambda * (1 - done[0, t]) * following
+        expected[t] = following
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        advantage = sess.run(utility.rollout_advantage(
+            reward, value, next_value, terminated, done, discount, gae_lambda))
+    np.testing.assert_allclose(advantage[0], expected, rtol=1e-6)
+    # The terminated step ignores the value after it.
+    np.testing.assert_allclose(advantage[0, 1], reward[0, 1] - value[0, 1], rtol=1e-6)

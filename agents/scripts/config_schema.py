@@ -1,0 +1,91 @@
+"""The schema of a training configuration: the run's keys, then those of what it chooses.
+
+`RunConfig` declares the keys of a run (task, budget, environments); the
+chosen algorithm and network add the keys of their registry entries
+(`agents.algorithms.ppo.config.PPOConfig`, `agents.scripts.networks.NetworkConfig`).
+`python -m agents.scripts.config_schema` prints the tables of all keys, as in the
+README.
+"""
+
+from collections.abc import Callable
+import dataclasses
+
+import gymnasium as gym
+
+from agents import tools
+from agents.algorithms.ppo import config as ppo_config
+from agents.scripts import networks
+from agents.scripts import registry
+from agents.tools import schema
+from agents.tools.schema import key
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """Keys of a training run, whatever its algorithm."""
+
+    algorithm: Callable = key('ppo', 'Algorithm that acts and learns.', role='algorithm')
+    env: str = key(
+        schema.REQUIRED, 'Gymnasium id of the task, or a registered environment constructor.',
+        role='env')
+    max_length: int = key(schema.REQUIRED, 'Steps after which an episode is cut off.', at_least=1)
+    steps: int = key(schema.REQUIRED, 'Environment steps to train on.', at_least=1)
+    num_agents: int = key(30, 'Environments stepped together.', at_least=1)
+    eval_episodes: int = key(
+        10, 'Complete episodes of the policy\'s mode in each evaluation.', at_least=1)
+    eval_every: int = key(
+        10000, 'Training steps between evaluations, rounded to whole rounds of collection.',
+        at_least=1)
+    seed: int | None = key(
+        0, 'Environment i is seeded with 1000 * seed + i and the graph seed is set; None for '
+        'unseeded.', at_least=0)
+    normalize_ranges: bool = key(True, 'Map finite observation and action ranges to [-1, 1].')
+
+    def __post_init__(self):
+        if isinstance(self.env, str):
+            _check_environment_id(self.env)
+
+
+def make(values, source='config'):
+    """Validate configuration values and fill in the defaults.
+
+    Args:
+      values: Mapping of keys to values, such as a config function's dict or a
+        loaded `config.yaml`; callables are given by registered name or object.
+      source: Where the values come from, for error messages.
+
+    Raises:
+      ConfigError: Naming each unknown, missing, mistyped or out-of-range key.
+
+    Returns:
+      Locked AttrDict of every key, callables resolved to the registered objects.
+    """
+    return tools.AttrDict(schema.check(RunConfig, values, registry.REGISTRY, source))
+
+
+def markdown_tables():
+    """Markdown tables of the keys of a run, of PPO and of the built-in networks."""
+    sections = (
+        ('Run', RunConfig), ('PPO', ppo_config.PPOConfig),
+        ('Network', networks.NetworkConfig))
+    return '\n\n'.join(
+        f'{title} keys:\n\n{schema.markdown_table(keys)}' for title, keys in sections)
+
+
+def _check_environment_id(env):
+    # Gymnasium imports the module named before a colon; a configuration must
+    # not import code, so such ids are refused.
+    if ':' in env:
+        raise schema.ConfigError(
+            f'env {env!r} names a module to import; import it with '
+            f'--register={env.split(":")[0]} and give the plain environment id')
+    try:
+        gym.spec(env)
+    except gym.error.Error as error:
+        raise schema.ConfigError(
+            f'unknown environment {env!r}: {error} (MuJoCo tasks need pip install -e '
+            f'".[mujoco]"; constructors of your own need registering)') from None
+
+
+if __name__ == '__main__':
+    print(markdown_tables())

@@ -1,0 +1,63 @@
+"""Tests of the training configuration's schema: every config validates, the README matches."""
+
+import os
+
+import pytest
+
+from agents.scripts import config_schema
+from agents.scripts import configs
+from agents.scripts import networks
+from agents.tools.schema import ConfigError
+
+TASKS = ('pendulum', 'cartpole', 'reacher', 'cheetah', 'walker', 'hopper', 'ant', 'humanoid')
+
+
+@pytest.mark.parametrize('name', TASKS)
+def test_every_shipped_config_is_valid(name):
+    config = config_schema.make(getattr(configs, name)())
+    assert config.env.endswith(('-v1', '-v5')) and config.steps > 0 and config.max_length > 0
+    assert callable(config.algorithm) and callable(config.network) and callable(config.optimizer)
+
+
+def test_readme_tables_match_the_schema():
+    readme = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
+    with open(readme) as file_:
+        text = file_.read()
+    assert config_schema.markdown_tables() in text, (
+        'The README tables of config keys are out of date: paste the output of '
+        '`python -m agents.scripts.config_schema` into the README.')
+
+
+def test_the_network_adds_its_keys():
+    config = config_schema.make(configs.cartpole())
+    assert config.network is networks.feed_forward_categorical
+    assert config.policy_layers == (200, 100)
+
+
+@pytest.mark.parametrize('change, message', [
+    (dict(stesp=10), "unknown key 'stesp' (did you mean 'steps'?)"),
+    (dict(learning_rat=0.1), "unknown key 'learning_rat' (did you mean 'learning_rate'?)"),
+    (dict(steps=-1000), 'steps must be >= 1, got -1000'),
+    (dict(num_agents=0), 'num_agents must be >= 1, got 0'),
+    (dict(discount=1.5), 'discount must be <= 1, got 1.5'),
+    (dict(policy_layers=(64, -1)), 'policy_layers must be >= 1, got (64, -1)'),
+    (dict(env='Pendulum-v9'), "unknown environment 'Pendulum-v9'"),
+    (dict(env='NoSuchTask-v0'), "unknown environment 'NoSuchTask-v0'"),
+    (dict(env='os:Task-v0'), "env 'os:Task-v0' names a module to import"),
+    (dict(optimizer='tensorflow.io.gfile:rmtree'),
+     "optimizer: 'tensorflow.io.gfile:rmtree' is not a registered optimizer"),
+    (dict(network='feed_forward'), "network: 'feed_forward' is not a registered network"),
+    (dict(algorithm='ppo2'), "algorithm: 'ppo2' is not a registered algorithm"),
+    (dict(action_bounds=(1, -1)), 'action_bounds must be (low, high) with low < high'),
+])
+def test_bad_values_are_refused_in_one_line(change, message):
+    values = configs.pendulum()
+    values.update(change)
+    with pytest.raises(ConfigError) as error:
+        config_schema.make(values)
+    assert message in str(error.value) and '\n' not in str(error.value)
+
+
+def test_keys_of_a_task_are_required():
+    with pytest.raises(ConfigError, match="missing key 'env'.*missing key 'max_length'"):
+        config_schema.make(configs.default())
