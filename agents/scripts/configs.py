@@ -42,8 +42,12 @@ def cartpole():
     """Configuration for the cart-pole balancing task, with discrete actions."""
     config = default()
     config.update(
-        env='CartPole-v1', max_length=500, steps=2e5,
-        network='feed_forward_categorical', normalize_ranges=False)
+        env='CartPole-v1', max_length=500, steps=1e5, num_agents=8, rollout_length=32,
+        eval_every=5000, network='feed_forward_categorical', normalize_ranges=False,
+        policy_layers=(64, 64), value_layers=(64, 64), objective='clip', discount=0.98,
+        gae_lambda=0.8, learning_rate=1e-3, learning_rate_schedule='linear',
+        update_epochs=20, minibatch_size=256, max_gradient_norm=0.5,
+        reward_normalization='return')
     return config
 
 

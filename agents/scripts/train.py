@@ -54,7 +54,7 @@ def eval_interval(config):
     A round is a step of every environment, or a whole rollout of every
     environment with `rollout_length`, so evaluations fall between updates.
     """
-    round_steps = config.num_agents * (config.get('rollout_length') or 1)
+    round_steps = config.num_agents * (config.rollout_length or 1)
     return max(1, round(config.eval_every / round_steps)) * round_steps
 
 
@@ -75,7 +75,7 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
     Yields:
       `tools.loop.PhaseResult` of each training and evaluation phase.
     """
-    if config.get('update_every') and config.update_every % config.num_agents:
+    if not config.rollout_length and config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
