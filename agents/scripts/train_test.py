@@ -30,7 +30,8 @@ def tiny_cartpole():
     config = configs.cartpole()
     config.update(
         num_agents=4, update_every=4, eval_episodes=4, eval_every=400, max_length=50,
-        steps=800, update_epochs=2, policy_layers=(16,), value_layers=(16,))
+        steps=800, update_epochs=2, policy_layers=(16,), value_layers=(16,),
+        rollout_length=None)
     return config
 
 
