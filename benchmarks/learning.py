@@ -288,7 +288,7 @@ def table(results):
 
 
 def _short(steps):
-    return f'{steps / 1e6:g}M' if steps >= 1e6 else f'{steps / 1e3:g}k'
+    return f'{steps / 1e6:.3g}M' if steps >= 1e6 else f'{steps / 1e3:.0f}k'
 
 
 def plot(results, directory):
