@@ -48,8 +48,9 @@ class PPOConfig:
         'None.', above=0)
     value_coef: float = key(1.0, 'Weight of the value loss.', above=0)
     entropy_coef: float = key(0.0, 'Weight of the entropy bonus.', at_least=0)
-    reward_normalization: Literal['reward', 'return'] = key(
-        'reward', 'Scale rewards by the spread of single rewards, or of discounted returns.')
+    reward_normalization: Literal['reward', 'return', 'none'] = key(
+        'reward', 'Scale rewards by the spread of single rewards, or of discounted returns, '
+        'or not at all.')
     discount: float = key(0.995, 'Discount factor of future rewards.', above=0, at_most=1)
     gae_lambda: float | None = key(
         None, 'Lambda of generalized advantages; Monte Carlo returns if None.',

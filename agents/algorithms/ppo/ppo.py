@@ -87,8 +87,10 @@ class PPO:
                 'train on whole episodes: set rollout_length=None.')
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5, name='normalize_observ')
+        scale_rewards = config.reward_normalization != 'none'
         self._reward_filter = parts.StreamingNormalize(
-            batch_env.reward[0], center=False, scale=True, clip=10, name='normalize_reward')
+            batch_env.reward[0], center=False, scale=scale_rewards,
+            clip=10 if scale_rewards else 0, name='normalize_reward')
         self._network = tf.compat.v1.make_template(
             'network', functools.partial(config.network, config, batch_env.action_space))
         # Running the network once creates its variables and tells the structure
@@ -267,7 +269,7 @@ class PPO:
         Scaling by the spread of returns rather than of single rewards keeps
         the value targets near unit scale whatever the discount.
         """
-        if self._config.reward_normalization == 'reward':
+        if self._config.reward_normalization != 'return':
             return self._reward_filter.update(reward)
         returns = tf.gather(self._running_return, agent_indices) * self._config.discount
         returns += reward
