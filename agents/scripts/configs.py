@@ -39,7 +39,11 @@ def pendulum():
 
 
 def cartpole():
-    """Configuration for the cart-pole balancing task, with discrete actions."""
+    """Configuration for the cart-pole balancing task, with discrete actions.
+
+    Rewards stay unscaled: scaled by the spread of returns, which grows as the
+    pole stays up longer, the greedy policy fell back from 500 to about 300.
+    """
     config = default()
     config.update(
         env='CartPole-v1', max_length=500, steps=1e5, num_agents=8, rollout_length=32,
@@ -47,7 +51,7 @@ def cartpole():
         policy_layers=(64, 64), value_layers=(64, 64), objective='clip', discount=0.98,
         gae_lambda=0.8, learning_rate=1e-3, learning_rate_schedule='linear',
         update_epochs=20, minibatch_size=256, max_gradient_norm=0.5,
-        reward_normalization='return')
+        reward_normalization='none')
     return config
 
 
