@@ -14,7 +14,9 @@ setuptools.setup(
     packages=setuptools.find_packages(include=['agents', 'agents.*']),
     python_requires='>=3.10',
     install_requires=[
-        'tensorflow-cpu>=2.16',
+        # The tensorflow wheel runs on CPUs and, with the cuda extra's libraries,
+        # on NVIDIA GPUs; tensorflow-cpu would force GPU users to uninstall it.
+        'tensorflow>=2.16',
         'gymnasium>=1.0',
         'numpy',
         'cloudpickle',
@@ -29,9 +31,14 @@ setuptools.setup(
     ],
     extras_require={
         'mujoco': ['gymnasium[mujoco]>=1.0'],
+        # CUDA and cuDNN as pip packages, for training on an NVIDIA GPU.
+        'cuda': ['tensorflow[and-cuda]>=2.16'],
+        # Box2D tasks such as LunarLander; gymnasium[box2d] would also install
+        # pygame-ce, which overwrites the pygame package above.
+        'box2d': ['box2d>=2.3.10'],
         'ray': ['ray>=2.10'],
         'plot': ['matplotlib'],
-        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib'],
+        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib', 'box2d>=2.3.10'],
         'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10'],
     },
     classifiers=[

@@ -9,11 +9,11 @@ README.
 
 from collections.abc import Callable
 import dataclasses
-
-import gymnasium as gym
+import sys
 
 from agents import tools
 from agents.algorithms.ppo import config as ppo_config
+from agents.scripts import environments
 from agents.scripts import networks
 from agents.scripts import registry
 from agents.tools import schema
@@ -73,18 +73,18 @@ def markdown_tables():
 
 
 def _check_environment_id(env):
-    # Gymnasium imports the module named before a colon; a configuration must
-    # not import code, so such ids are refused.
-    if ':' in env:
+    # Gymnasium's id `module:EnvId` names the module that registers it. A saved
+    # configuration imports no code, so the module must be imported already: by
+    # the config function (utility.make_config) or with --register.
+    module = env.rpartition(':')[0]
+    if module and module not in sys.modules:
         raise schema.ConfigError(
-            f'env {env!r} names a module to import; import it with '
-            f'--register={env.split(":")[0]} and give the plain environment id')
+            f'env {env!r} names the module {module!r}, which a saved config does not '
+            f'import; import it with --register={module}')
     try:
-        gym.spec(env)
-    except gym.error.Error as error:
-        raise schema.ConfigError(
-            f'unknown environment {env!r}: {error} (MuJoCo tasks need pip install -e '
-            f'".[mujoco]"; constructors of your own need registering)') from None
+        environments.check_environment(env)
+    except ValueError as error:
+        raise schema.ConfigError(f'env: {error}') from None
 
 
 if __name__ == '__main__':

@@ -5,8 +5,10 @@ only Gymnasium and the pure-Python tools.
 """
 
 import functools
+import importlib
 
 import gymnasium as gym
+from gymnasium.envs import registration
 
 from agents.tools import wrappers
 
@@ -16,7 +18,10 @@ def environment_constructors(config, count, render_mode=None):
 
     Environment `i` is seeded with `1000 * config.seed + i`, so runs with one
     seed see the same observations, and runs with different seeds share no
-    environment seed.
+    environment seed. A Gymnasium id is resolved to its registered spec here:
+    Gymnasium's registry lives in each process, and an id registered by a
+    module this process imported (`module:EnvId`, or with --register) is
+    unknown to worker processes, which make the task from the spec instead.
 
     Args:
       config: Configuration with `env`, `max_length`, `normalize_ranges` and
@@ -24,42 +29,113 @@ def environment_constructors(config, count, render_mode=None):
       count: Number of environments.
       render_mode: Gymnasium render mode, such as 'rgb_array' for videos.
 
+    Raises:
+      ValueError: If the env is an id that is not registered, or whose module
+        cannot be imported.
+
     Returns:
       List of constructors.
     """
+    task = config.env
+    if isinstance(task, str):
+        import_environment_module(task)
+        try:
+            task = gym.spec(task.rpartition(':')[2])
+        except gym.error.Error as error:
+            raise ValueError(_describe_failure(task, error)) from None
     seed = config.get('seed')
     return [
         functools.partial(
-            make_environment, config.env, config.max_length, config.normalize_ranges,
+            make_environment, task, config.max_length, config.normalize_ranges,
             None if seed is None else 1000 * seed + index, render_mode)
         for index in range(count)]
+
+
+def import_environment_module(env):
+    """Import the module of a Gymnasium id `module:EnvId`, which registers the id.
+
+    Gymnasium's convention for tasks of your own; `gym.make` imports the module
+    too, in each worker process. Ids without a module and constructors are left
+    alone.
+
+    Raises:
+      ValueError: If the module cannot be imported.
+    """
+    module = env.rpartition(':')[0] if isinstance(env, str) else ''
+    if not module:
+        return
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        raise ValueError(
+            f'cannot import {module!r}, the module of environment {env!r}: {error}. Install '
+            f'its package or add its directory to PYTHONPATH.') from None
+
+
+def check_environment(env):
+    """Check that `env` is a constructor or a registered Gymnasium id whose task can be made.
+
+    The task's own module is imported, so a missing simulator is reported
+    before any worker starts. The module of an id `module:EnvId` must have been
+    imported (`import_environment_module`) to register the id.
+
+    Args:
+      env: Gymnasium id, `module:EnvId`, or zero-argument constructor.
+
+    Raises:
+      ValueError: If the id is not registered or the task needs a package that
+        is not installed.
+    """
+    if not isinstance(env, str):
+        return
+    try:
+        spec = gym.spec(env.rpartition(':')[2])
+        if isinstance(spec.entry_point, str):
+            registration.load_env_creator(spec.entry_point)
+    except (gym.error.Error, ImportError) as error:
+        raise ValueError(_describe_failure(env, error)) from None
+
+
+def _describe_failure(env, error):
+    """Why the environment `env` cannot be made, and for missing simulators how to install them."""
+    spec = registration.registry.get(env.split(':')[-1])
+    entry_point = str(spec.entry_point) if spec else ''
+    for extra in ('mujoco', 'box2d'):
+        if f'.{extra}.' in entry_point and isinstance(
+                error, (gym.error.DependencyNotInstalled, ImportError)):
+            return (f'cannot make environment {env!r}: its simulator is not installed; '
+                    f"pip install -e '.[{extra}]' installs it")
+    return (f'cannot make environment {env!r}: {error} (a constructor of your own needs '
+            f'registering)')
 
 
 def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None):
     """Create one environment of a task with the standard wrappers.
 
     Args:
-      env: Gymnasium id or zero-argument constructor of the environment.
+      env: Gymnasium id, `module:EnvId` (importing the module registers the id),
+        registered spec, or zero-argument constructor of the environment.
       max_length: Episodes are truncated after this many steps; the task's own
         time limit applies if None.
       normalize_ranges: Map finite observation and action ranges to [-1, 1].
       seed: Seed for the environment's random generator, or None.
-      render_mode: Gymnasium render mode of an environment given by id, such as
-        'rgb_array' to record videos.
+      render_mode: Gymnasium render mode of an environment given by id or spec,
+        such as 'rgb_array' to record videos.
 
     Raises:
-      ValueError: If the Gymnasium id is unknown or the action space is neither
-        Box nor Discrete.
+      ValueError: If the Gymnasium id is unknown, its module (of an id
+        `module:EnvId`) cannot be imported, or the action space is neither Box
+        nor Discrete.
 
     Returns:
       Wrapped environment.
     """
-    if isinstance(env, str):
+    if isinstance(env, (str, registration.EnvSpec)):
         try:
             # Gymnasium's own time limit is set to ours, so it cannot end episodes earlier.
             env = gym.make(env, max_episode_steps=max_length or None, render_mode=render_mode)
-        except gym.error.Error as error:
-            raise ValueError(f'Cannot make environment {env!r}: {error}') from None
+        except (gym.error.Error, ImportError) as error:
+            raise ValueError(_describe_failure(getattr(env, 'id', env), error)) from None
     else:
         env = env()
     if max_length:

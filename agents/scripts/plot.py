@@ -15,7 +15,7 @@ import os
 import sys
 
 # Reading event files loads TensorFlow; keep its start-up messages out of the output.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402

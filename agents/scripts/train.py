@@ -4,26 +4,36 @@ Command line:
 
     python -m agents.scripts.train --logdir=/path/to/logdir --config=pendulum
 
-writes `<logdir>/<timestamp>-<config>/` with `config.yaml`, checkpoints, and
-TensorBoard summaries of the `train` and `eval` phases. Resume a run with its
-timestamp: `--logdir=/path/to/logdir --timestamp=<timestamp>`.
+writes the run directory `<logdir>/<timestamp>-<config>/` with `config.yaml`,
+checkpoints, and TensorBoard summaries of the `train` and `eval` phases. The
+timestamp names the run, as in the original BatchPPO: `--timestamp=T` starts
+a new run `T-<config>`, or resumes the run of that name if it exists.
 """
 
 import datetime
 import glob
 import os
+import re
+import sys
 
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
+# package logs a harmless error that it found no CUDA driver.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
-from agents import tools  # noqa: E402
-from agents.scripts import environments  # noqa: E402
-from agents.scripts import registry  # noqa: E402
-from agents.scripts import utility  # noqa: E402
+from agents.scripts import command_line  # noqa: E402
+from agents.scripts import lazy_import  # noqa: E402
+
+# Loaded on first use, after the flags are parsed: a mistyped flag is reported
+# at once instead of after seconds of importing TensorFlow.
+tf = lazy_import.module('tensorflow')
+tools = lazy_import.module('agents.tools')
+environments = lazy_import.module('agents.scripts.environments')
+registry = lazy_import.module('agents.scripts.registry')
+utility = lazy_import.module('agents.scripts.utility')
 
 
 def _define_loop(graph, logdir, config):
@@ -107,31 +117,62 @@ def train(config, logdir, env_backend='process', backend_options=None, resume=Fa
             batch_env.close()
 
 
-def run_directory(logdir, config_name, timestamp):
-    """Directory of a new run, or of the earlier run with this timestamp.
+def run_directory(logdir, config_name, timestamp=None):
+    """The directory of the run `<timestamp>-<config>` and whether it exists to be resumed.
+
+    As in the original BatchPPO, the timestamp names the run: an existing run of
+    that timestamp (and config, if given) is resumed, and a new timestamp starts
+    a run of that name. Without a timestamp, a new run is named after the
+    current time.
+
+    Args:
+      logdir: Base directory of the runs.
+      config_name: Name of the config as passed to --config, or None to resume
+        the one run of the timestamp.
+      timestamp: Name of the run, or None for the current time.
 
     Raises:
-      utility.ConfigError: If resuming and no or several runs match.
+      utility.ConfigError: If no config is given and no run matches, or several
+        runs match.
+
+    Returns:
+      Tuple of the run directory and whether to resume it.
     """
     logdir = os.path.expanduser(logdir)
     if not timestamp:
         timestamp = datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
-        return os.path.join(logdir, f'{timestamp}-{config_name}'), False
-    pattern = f'{timestamp}-{config_name}' if config_name else f'{timestamp}-*'
-    matches = sorted(glob.glob(os.path.join(logdir, pattern)))
-    if len(matches) != 1:
-        found = 'no run' if not matches else f'{len(matches)} runs'
+        return os.path.join(logdir, f'{timestamp}-{safe_name(config_name)}'), False
+    pattern = f'{timestamp}-{safe_name(config_name) if config_name else "*"}'
+    matches = sorted(
+        path for path in glob.glob(os.path.join(glob.escape(logdir), pattern))
+        if os.path.isdir(path))
+    if len(matches) > 1:
+        names = ', '.join(os.path.basename(path) for path in matches)
         raise utility.ConfigError(
-            f'Found {found} matching {pattern} in {logdir}; pass the timestamp of exactly '
-            f'one earlier run (and --config to choose among runs).')
-    return matches[0], True
+            f'Several runs in {logdir} have the timestamp {timestamp} ({names}); pass '
+            f'--config to choose one.')
+    if matches:
+        return matches[0], True
+    if not config_name:
+        raise utility.ConfigError(
+            f'No run {pattern} in {logdir} to resume; pass --config=NAME to start a new run '
+            f'named {timestamp}.')
+    return os.path.join(logdir, pattern), False
+
+
+def safe_name(config_name):
+    """The config's name as it appears in run directory names, safe on every file system.
+
+    `module:function` becomes `module.function`; characters other than letters,
+    digits, '.', '_' and '-' become '_'.
+    """
+    return re.sub(r'[^A-Za-z0-9._-]', '_', config_name.replace(':', '.'))
 
 
 def main(argv):
     del argv  # Unused.
     logging.set_verbosity(logging.INFO)
-    if not FLAGS.config and not FLAGS.timestamp:
-        raise app.UsageError('Pass --config=NAME for a new run or --timestamp=T to resume one.')
+    logdir = config = None
     try:
         registry.import_modules(FLAGS.register)
         logdir, resume = run_directory(FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
@@ -142,11 +183,52 @@ def main(argv):
             config = utility.make_config(FLAGS.config)
             utility.save_config(config, logdir)
             logging.info('Starting run %s.', logdir)
-        backend, backend_options = utility.backend_from_flags(FLAGS)
+        backend, backend_options = command_line.backend_from_flags(FLAGS)
         for _ in train(config, logdir, backend, backend_options, resume):
             pass
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
+    except KeyboardInterrupt:
+        print(f'Interrupted. {_describe_checkpoint(FLAGS.logdir, logdir)}', file=sys.stderr)
+        sys.exit(130)  # The shell's code for a process ended by Ctrl-C.
+    except tf.errors.OpError as error:
+        sys.exit(_describe_failure(error, config, FLAGS.logdir, logdir))
+
+
+def _describe_checkpoint(base_logdir, logdir):
+    """Where the newest checkpoint of the run is, and the command that resumes it."""
+    checkpoint = logdir and tf.train.latest_checkpoint(logdir)
+    if not checkpoint:
+        return 'The run had stored no checkpoint yet.'
+    timestamp = os.path.basename(logdir).split('-', 1)[0]
+    return (f'Checkpoint {checkpoint} is safe; resume with: python -m agents.scripts.train '
+            f'--logdir={base_logdir} --timestamp={timestamp}')
+
+
+def _describe_failure(error, config, base_logdir, logdir):
+    """A few lines naming the failed environment, its exception, and the checkpoint.
+
+    The whole error, with the graph's and the worker's stack traces, goes to
+    `error.log` in the run directory.
+    """
+    report = os.path.join(logdir, 'error.log')
+    with open(report, 'w') as file_:
+        file_.write(error.message)
+    env = config.env if isinstance(config.env, str) else getattr(
+        config.env, '__qualname__', repr(config.env))
+    return (f'Training stopped: environment {env} failed with {failure_cause(error.message)}\n'
+            f'Full error report: {report}\n{_describe_checkpoint(base_logdir, logdir)}')
+
+
+def failure_cause(message):
+    """The exception line of a failed operation's message, such as 'ValueError: bad action'.
+
+    The message of an operation that ran Python code, such as stepping the
+    environments, names the node, then the exception, then stack traces.
+    """
+    _, node, cause = message.partition('\nNode: ')
+    cause = cause.split('\n', 1)[1] if node else message
+    return cause.strip().split('\n', 1)[0]
 
 
 FLAGS = flags.FLAGS
@@ -157,11 +239,20 @@ def define_flags():
     flags.DEFINE_string('logdir', None, 'Base directory for the run directories.')
     flags.DEFINE_string(
         'config', None, 'Name of a config function in agents/scripts/configs.py, or '
-        'module:function for your own.')
+        'module:function for your own; a new run directory is named after it.')
     flags.DEFINE_string(
-        'timestamp', None, 'Timestamp of an earlier run to resume from its newest checkpoint.')
-    utility.define_environment_flags()
+        'timestamp', None, 'Name of the run: a new one starts a run of that name, an '
+        'existing one resumes that run from its newest checkpoint. Letters, digits, "." '
+        'and "_"; the current time if unset.')
+    command_line.define_environment_flags()
     flags.mark_flag_as_required('logdir')
+    flags.register_validator(
+        'timestamp', lambda value: value is None or re.fullmatch(r'[A-Za-z0-9._]+', value),
+        'use letters, digits, "." and "_": the timestamp begins the run directory\'s name '
+        '<timestamp>-<config>.')
+    flags.register_multi_flags_validator(
+        ['config', 'timestamp'], lambda values: values['config'] or values['timestamp'],
+        'pass --config=NAME for a new run or --timestamp=T to resume one.')
 
 
 if __name__ == '__main__':

@@ -2,8 +2,10 @@
 
 import glob
 import os
+import signal
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -136,23 +138,191 @@ def test_same_seed_gives_same_first_observations_and_actions():
     assert not np.allclose(observations, other_observations)
 
 
-def test_command_line_runs_with_worker_processes_and_resumes(tmp_path):
-    command = [
-        sys.executable, '-m', 'agents.scripts.train', f'--logdir={tmp_path}',
-        f'--config={__name__}:tiny_pendulum']
-    environ = dict(os.environ, PYTHONPATH=os.getcwd())
-    result = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert 'mean score' in result.stderr and 'env steps/s' in result.stderr
-    (run,) = glob.glob(str(tmp_path / '*-agents.scripts.train_test:tiny_pendulum'))
-    assert os.path.exists(os.path.join(run, 'config.yaml'))
-    timestamp = os.path.basename(run).split('-')[0]
+# A package of the user's own: a task registered on import, and configs for it.
+USER_PACKAGE = {
+    'mytasks/__init__.py': '',
+    'mytasks/envs.py': """
+import gymnasium as gym
+from gymnasium.envs.classic_control import pendulum
+
+
+class FailingPendulum(pendulum.PendulumEnv):
+    \"\"\"A pendulum whose simulator fails after some steps.\"\"\"
+
+    def __init__(self, fail_after, render_mode=None):
+        super().__init__(render_mode=render_mode)
+        self.fail_after, self.steps = fail_after, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps > self.fail_after:
+            raise FloatingPointError('the simulator diverged')
+        return super().step(action)
+
+
+gym.register('MyPendulum-v0', entry_point=pendulum.PendulumEnv, max_episode_steps=200)
+gym.register('FailingPendulum-v0', entry_point=FailingPendulum, kwargs=dict(fail_after=150))
+""",
+    'mytasks/configs.py': """
+from agents.scripts import train_test
+
+
+def tiny():
+    config = train_test.tiny_pendulum()
+    # Registered by --register=mytasks.envs. Four evaluations, to be interrupted.
+    config.update(env='MyPendulum-v0', steps=1600)
+    return config
+
+
+def failing():
+    config = train_test.tiny_pendulum()
+    config.update(env='mytasks.envs:FailingPendulum-v0')  # Gymnasium's way.
+    return config
+""",
+}
+
+
+@pytest.fixture(scope='module')
+def user_package(tmp_path_factory):
+    """Directory holding the user's package `mytasks`, for PYTHONPATH."""
+    directory = tmp_path_factory.mktemp('user_package')
+    for name, content in USER_PACKAGE.items():
+        os.makedirs(directory / os.path.dirname(name), exist_ok=True)
+        (directory / name).write_text(content)
+    return directory
+
+
+def run_command(argv, directory, environ, interrupt_on=None):
+    """Run a command, sending it SIGINT, as Ctrl-C does, once a line of its log has a text.
+
+    Args:
+      argv: The command.
+      directory: Working directory.
+      environ: Environment variables.
+      interrupt_on: Text of the log line after which to interrupt, or None.
+
+    Returns:
+      Tuple of the return code and the lines of stderr.
+    """
+    process = subprocess.Popen(argv, cwd=directory, env=environ, stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(300, process.kill)
+    watchdog.start()
+    lines = []
+    try:
+        for line in process.stderr:
+            lines.append(line.rstrip('\n'))
+            if interrupt_on and interrupt_on in line:
+                process.send_signal(signal.SIGINT)
+                interrupt_on = None
+        process.wait()
+    finally:
+        watchdog.cancel()
+    return process.returncode, lines
+
+
+def _train_command(logdir, user_package, *flags, interrupt_on=None):
+    environ = dict(os.environ, PYTHONPATH=f'{user_package}{os.pathsep}{os.getcwd()}')
+    return run_command(
+        [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}', *flags],
+        logdir, environ, interrupt_on)
+
+
+def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, user_package):
+    # The env is registered by a module the trainer imports: workers make it too.
+    flags = ['--timestamp=seed0', '--config=mytasks.configs:tiny', '--register=mytasks.envs']
+    code, lines = _train_command(tmp_path, user_package, *flags, interrupt_on='mean score')
+    run = tmp_path / 'seed0-mytasks.configs.tiny'  # Named by the timestamp, no ':'.
+    assert os.listdir(tmp_path) == [run.name]
+    checkpoint = tf.train.latest_checkpoint(run)
+    assert code == 130, '\n'.join(lines[-30:])
+    assert lines[-1] == (
+        f'Interrupted. Checkpoint {checkpoint} is safe; resume with: python -m '
+        f'agents.scripts.train --logdir={tmp_path} --timestamp=seed0')
+    step = int(checkpoint.rsplit('-', 1)[1])
+    assert 0 < step < 1600
+    code, lines = _train_command(tmp_path, user_package, *flags)
+    assert code == 0, '\n'.join(lines[-30:])
+    log = '\n'.join(lines)
+    assert 'Resuming run' in log and 'mean score' in log and 'env steps/s' in log
+    assert f'Training from step {step} to 1600.' in log  # Continued, not restarted.
+    assert tf.train.latest_checkpoint(run).endswith('model.ckpt-1600')
+    assert os.listdir(tmp_path) == [run.name]
+
+
+def test_command_line_ends_a_failed_environment_with_its_cause(tmp_path, user_package):
+    # The env `module:EnvId` is made in worker processes, which import the module.
+    code, lines = _train_command(
+        tmp_path, user_package, '--config=mytasks.configs:failing', '--env_backend=process')
+    assert code == 1
+    (run,) = glob.glob(str(tmp_path / '*-mytasks.configs.failing'))
+    last_lines = lines[-3:]
+    assert last_lines[0] == (
+        'Training stopped: environment mytasks.envs:FailingPendulum-v0 failed with '
+        'WorkerError: FloatingPointError: the simulator diverged')
+    assert last_lines[1] == f'Full error report: {run}/error.log'
+    checkpoint = tf.train.latest_checkpoint(run)
+    assert last_lines[2].startswith(f'Checkpoint {checkpoint} is safe; resume with: ')
+    assert not any('Traceback' in line for line in lines)
+    with open(os.path.join(run, 'error.log')) as file_:
+        assert 'the simulator diverged' in file_.read()
+
+
+@pytest.mark.parametrize('flags, message', [
+    (['--logdri=logs'], "Unknown command line flag 'logdri'. Did you mean: logdir ?"),
+    (['--logdir=logs', '--timestamp=a:b'], 'flag --timestamp=a:b: use letters, digits'),
+    (['--logdir=logs'], 'pass --config=NAME for a new run or --timestamp=T to resume one'),
+    (['--logdir=logs', '--config=pendulum', '--num_workers=0'], 'num_workers'),
+])
+def test_flag_errors_are_reported_before_tensorflow_loads(tmp_path, flags, message):
+    # Python's import log lists every module the command imported.
     result = subprocess.run(
-        command[:3] + [f'--logdir={tmp_path}', f'--timestamp={timestamp}'],
-        capture_output=True, text=True, env=environ, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert 'Resuming run' in result.stderr
-    assert 'from step 800' in result.stderr  # Continued, not restarted.
+        [sys.executable, '-X', 'importtime', '-m', 'agents.scripts.train', *flags],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 1
+    assert message in result.stderr
+    imported = [line.rsplit('|', 1)[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith('import time:')]
+    assert 'absl.flags' in imported and 'tensorflow' not in imported
+    assert not os.listdir(tmp_path)
+
+
+def test_timestamp_names_a_new_run_or_resumes_an_existing_one(tmp_path):
+    logdir = str(tmp_path)
+    run, resume = train.run_directory(logdir, 'pendulum', 'seed0')
+    assert (run, resume) == (os.path.join(logdir, 'seed0-pendulum'), False)
+    os.makedirs(run)
+    assert train.run_directory(logdir, 'pendulum', 'seed0') == (run, True)
+    assert train.run_directory(logdir, None, 'seed0') == (run, True)
+    # Another config under the same timestamp is another run.
+    other, resume = train.run_directory(logdir, 'my.module:cartpole', 'seed0')
+    assert (other, resume) == (os.path.join(logdir, 'seed0-my.module.cartpole'), False)
+    os.makedirs(other)
+    with pytest.raises(utility.ConfigError, match='Several runs .* pass --config'):
+        train.run_directory(logdir, None, 'seed0')
+    with pytest.raises(utility.ConfigError, match='No run seed1-\\* .* pass --config'):
+        train.run_directory(logdir, None, 'seed1')
+    run, resume = train.run_directory(logdir, 'pendulum', None)
+    assert os.path.basename(run).endswith('-pendulum') and not resume
+
+
+def test_run_directory_names_are_safe_on_every_file_system():
+    assert train.safe_name('pendulum') == 'pendulum'
+    assert train.safe_name('my_package.configs:my-config') == 'my_package.configs.my-config'
+    assert train.safe_name('a b/c\\d*e') == 'a_b_c_d_e'
+
+
+def test_failure_cause_is_the_exception_of_the_failed_operation():
+    def fail(value):
+        raise FloatingPointError(f'diverged at {value}')
+
+    with tf.Graph().as_default():
+        result = tf.numpy_function(fail, [tf.constant(3)], tf.int32)
+        with tf.compat.v1.Session() as sess:
+            with pytest.raises(tf.errors.OpError) as info:
+                sess.run(result)
+    assert train.failure_cause(info.value.message) == 'FloatingPointError: diverged at 3'
+    assert train.failure_cause('A plain message.\nMore.') == 'A plain message.'
 
 
 def test_short_run_with_environments_on_ray(tmp_path):

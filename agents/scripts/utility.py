@@ -4,7 +4,6 @@ import importlib
 import os
 import re
 
-from absl import flags
 from absl import logging
 import ruamel.yaml
 import tensorflow as tf
@@ -12,10 +11,10 @@ import tensorflow as tf
 from agents import tools
 from agents.scripts import config_schema
 from agents.scripts import configs
+from agents.scripts import environments
 from agents.scripts import registry
+from agents.scripts.command_line import ENV_BACKENDS
 from agents.tools.schema import ConfigError
-
-ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray')
 
 
 def load_config_function(name):
@@ -50,7 +49,14 @@ def make_config(name):
     Raises:
       ConfigError: If there is no such configuration or it is invalid.
     """
-    return config_schema.make(load_config_function(name)(), f'config {name}')
+    values = load_config_function(name)()
+    # A config function is code the user runs: like Gymnasium, an env id
+    # `module:EnvId` imports its module, which registers the id.
+    try:
+        environments.import_environment_module(values.get('env'))
+    except ValueError as error:
+        raise ConfigError(f'config {name}: {error}') from None
+    return config_schema.make(values, f'config {name}')
 
 
 def save_config(config, logdir):
@@ -162,40 +168,6 @@ def _to_data(value):
             f'Cannot save the config value {value!r}: use numbers, strings, lists, dicts, '
             f'or registered callables (agents.scripts.registry.register).')
     return name
-
-
-def define_environment_flags():
-    """Define the absl flags choosing where environments run, shared by the scripts."""
-    flags.DEFINE_boolean(
-        'env_processes', True,
-        'Step the environments in worker processes, free of the GIL (the parallel backend).')
-    flags.DEFINE_enum(
-        'env_backend', None, list(ENV_BACKENDS),
-        'Where environments run; overrides --env_processes. inprocess: in this process; '
-        'process: one worker process per environment; parallel: several environments per '
-        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
-    flags.DEFINE_integer(
-        'num_workers', None, 'Worker processes of the parallel backend.', lower_bound=1)
-    flags.DEFINE_string(
-        'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
-    flags.DEFINE_list(
-        'register', [], 'Modules to import that register networks, algorithms, optimizers or '
-        'environment constructors the config names.')
-
-
-def backend_from_flags(flag_values):
-    """The environment backend and its options chosen by the flags of `define_environment_flags`.
-
-    Returns:
-      Tuple of the backend name and a dict of its options.
-    """
-    backend = flag_values.env_backend or (
-        'parallel' if flag_values.env_processes else 'inprocess')
-    if backend == 'parallel' and flag_values.num_workers:
-        return backend, dict(num_workers=flag_values.num_workers)
-    if backend == 'ray':
-        return backend, dict(address=flag_values.ray_address)
-    return backend, {}
 
 
 def define_batch_env(constructors, backend='process', **backend_options):

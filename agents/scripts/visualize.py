@@ -15,7 +15,12 @@ import functools
 import json
 import os
 
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
+# package logs a harmless error that it found no CUDA driver.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+# Frames are rendered off screen. Without a display driver named, pygame's SDL
+# probes for a display and prints an error when XDG_RUNTIME_DIR is unset.
+os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
@@ -25,6 +30,7 @@ import imageio  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from agents.scripts import command_line  # noqa: E402
 from agents.scripts import environments  # noqa: E402
 from agents.scripts import registry  # noqa: E402
 from agents.scripts import utility  # noqa: E402
@@ -235,7 +241,7 @@ def main(argv):
             os.path.expanduser(FLAGS.logdir), os.path.expanduser(FLAGS.outdir),
             FLAGS.num_agents, FLAGS.num_episodes,
             FLAGS.checkpoint and os.path.expanduser(FLAGS.checkpoint),
-            *utility.backend_from_flags(FLAGS))
+            *command_line.backend_from_flags(FLAGS))
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
 
@@ -249,7 +255,7 @@ def _define_flags():
     flags.DEFINE_integer('num_episodes', 5, 'Number of episodes to record.', lower_bound=1)
     flags.DEFINE_string(
         'checkpoint', None, 'Checkpoint path prefix to restore; the newest of the run if unset.')
-    utility.define_environment_flags()
+    command_line.define_environment_flags()
     flags.mark_flags_as_required(['logdir', 'outdir'])
 
 

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import pytest
@@ -84,3 +86,19 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
 def test_missing_run_directory_is_a_clear_error(tmp_path):
     with pytest.raises(utility.ConfigError, match='No config.yaml in .*--logdir='):
         visualize.visualize(str(tmp_path / 'no_run'), str(tmp_path / 'videos'))
+
+
+def test_command_line_writes_videos_without_display_errors(tmp_path):
+    logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
+    _train_tiny_run(logdir)
+    environ = {
+        key: value for key, value in os.environ.items()
+        if key not in ('XDG_RUNTIME_DIR', 'SDL_VIDEODRIVER', 'DISPLAY')}
+    environ['PYTHONPATH'] = os.getcwd()
+    result = subprocess.run(
+        [sys.executable, '-m', 'agents.scripts.visualize', f'--logdir={logdir}',
+         f'--outdir={outdir}', '--num_episodes=1', '--noenv_processes'],
+        capture_output=True, text=True, env=environ, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert 'XDG_RUNTIME_DIR' not in result.stderr + result.stdout
+    assert os.path.exists(os.path.join(outdir, 'episode-000.mp4'))

@@ -1,0 +1,43 @@
+"""The command line flags the scripts share, defined without importing TensorFlow.
+
+Train and visualize define these flags and parse them before TensorFlow
+loads, so a mistyped flag is reported at once.
+"""
+
+from absl import flags
+
+ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray')
+
+
+def define_environment_flags():
+    """Define the absl flags choosing where environments run, shared by the scripts."""
+    flags.DEFINE_boolean(
+        'env_processes', True,
+        'Step the environments in worker processes, free of the GIL (the parallel backend).')
+    flags.DEFINE_enum(
+        'env_backend', None, list(ENV_BACKENDS),
+        'Where environments run; overrides --env_processes. inprocess: in this process; '
+        'process: one worker process per environment; parallel: several environments per '
+        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
+    flags.DEFINE_integer(
+        'num_workers', None, 'Worker processes of the parallel backend.', lower_bound=1)
+    flags.DEFINE_string(
+        'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
+    flags.DEFINE_list(
+        'register', [], 'Modules to import that register networks, algorithms, optimizers or '
+        'environment constructors the config names.')
+
+
+def backend_from_flags(flag_values):
+    """The environment backend and its options chosen by the flags of `define_environment_flags`.
+
+    Returns:
+      Tuple of the backend name and a dict of its options.
+    """
+    backend = flag_values.env_backend or (
+        'parallel' if flag_values.env_processes else 'inprocess')
+    if backend == 'parallel' and flag_values.num_workers:
+        return backend, dict(num_workers=flag_values.num_workers)
+    if backend == 'ray':
+        return backend, dict(address=flag_values.ray_address)
+    return backend, {}
