@@ -31,7 +31,7 @@ def test_readme_tables_match_the_schema():
 def test_the_network_adds_its_keys():
     config = config_schema.make(configs.cartpole())
     assert config.network is networks.feed_forward_categorical
-    assert config.policy_layers == (200, 100)
+    assert config.policy_layers == (64, 64)
 
 
 @pytest.mark.parametrize('change, message', [
