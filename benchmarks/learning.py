@@ -12,6 +12,7 @@ both libraries on one plot per task, to benchmarks/results/.
     python benchmarks/learning.py                    # also the MuJoCo tasks, hours
     python benchmarks/learning.py --tasks=hopper --seeds=3 --jobs=2
     python benchmarks/learning.py --tasks=cheetah --sb3   # SB3 on MuJoCo too
+    python benchmarks/learning.py --report           # tables and plots of finished runs
 
 On MuJoCo tasks SB3 would take hours per seed on a small machine, so by
 default the published CleanRL and zoo scores stand as reference rows; `--sb3`
@@ -194,12 +195,13 @@ def run_worker(args):
             evaluations=evaluations), file_)
 
 
-def run_all(jobs, num_parallel, directory, extra_args):
+def run_all(jobs, num_parallel, directory, extra_args, report_only=False):
     """Run (library, task, seed) jobs as processes, `num_parallel` at once.
 
     Each run writes `<library>-<task>-<seed>.json` into `directory`; a run
     whose file exists already is read instead of run again, so an interrupted
-    benchmark continues where it stopped.
+    benchmark continues where it stopped. With `report_only`, runs without a
+    file are left out rather than started.
     """
     pending, running, results = [], [], []
     for library, task, seed in jobs:
@@ -207,7 +209,7 @@ def run_all(jobs, num_parallel, directory, extra_args):
         if os.path.exists(path):
             with open(path) as file_:
                 results.append(json.load(file_))
-        else:
+        elif not report_only:
             pending.append((library, task, seed))
     while pending or running:
         while pending and len(running) < num_parallel:
@@ -320,6 +322,8 @@ def main():
     parser.add_argument('--set', action='append', default=[],
                         help='Config override key=json_value for our runs (experiments).')
     parser.add_argument('--out', default=RESULTS)
+    parser.add_argument('--report', action='store_true',
+                        help='Tabulate and plot the finished runs only; start none.')
     parser.add_argument(
         '--runs', default=None, help='Directory of the per-run results, reused when they '
         'exist (default: OUT/runs; a temporary one with --set).')
@@ -348,11 +352,13 @@ def main():
     start = time.time()
     runs = args.runs or (tempfile.mkdtemp() if args.set else os.path.join(args.out, 'runs'))
     os.makedirs(runs, exist_ok=True)
-    results = run_all(jobs, args.jobs, runs, [f'--set={each}' for each in args.set])
+    results = run_all(
+        jobs, args.jobs, runs, [f'--set={each}' for each in args.set], args.report)
     text = table(results)
     command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
-    text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '
-             f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
+    if not args.report:
+        text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '
+                 f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
     print(text)
     name = 'learning_' + '_'.join(tasks)
     with open(os.path.join(args.out, name + '.md'), 'w') as file_:
