@@ -1,5 +1,7 @@
 """Combine several environments into one batched environment."""
 
+import functools
+
 import numpy as np
 
 from agents.tools.envs import contract
@@ -14,7 +16,8 @@ class BatchEnv(contract.BaseBatchEnv):
     handles to environments hosted elsewhere, such as `ExternalProcess` or
     `RayEnvironment`. For those, a non-blocking batch first sends the action to
     every environment and only then collects the results, so the workers step
-    in parallel. `batch[i]` is environment `i` itself.
+    in parallel. `batch[i]` is environment `i` itself. Errors of hosted
+    environments name the environment's index and id.
     """
 
     def __init__(self, envs, blocking):
@@ -35,6 +38,9 @@ class BatchEnv(contract.BaseBatchEnv):
         self._envs = list(envs)
         self._blocking = blocking
         self._set_spaces([(env.observation_space, env.action_space) for env in self._envs])
+        self._names = [
+            f'environment {index} ({errors.env_name(env)})'
+            for index, env in enumerate(self._envs)]
 
     def __getitem__(self, index):
         """Environment `index` of the batch."""
@@ -45,8 +51,9 @@ class BatchEnv(contract.BaseBatchEnv):
         if self._blocking:
             transitions = [env.step(action) for env, action in zip(self._envs, actions)]
         else:
-            transitions = self._resolve([
-                env.step(action, blocking=False) for env, action in zip(self._envs, actions)])
+            transitions = self._resolve(range(len(self._envs)), [
+                self._guarded(index, functools.partial(env.step, action, blocking=False))
+                for index, (env, action) in enumerate(zip(self._envs, actions))])
         observs, rewards, terminated, truncated, infos = zip(*transitions)
         return (
             self._observ_layout.stack(observs),
@@ -56,14 +63,15 @@ class BatchEnv(contract.BaseBatchEnv):
             tuple(infos))
 
     def _reset(self, indices, seeds, options):
-        envs = [self._envs[index] for index in indices]
         if self._blocking:
             results = [
-                env.reset(seed=seed, options=options) for env, seed in zip(envs, seeds)]
+                self._envs[index].reset(seed=seed, options=options)
+                for index, seed in zip(indices, seeds)]
         else:
-            results = self._resolve([
-                env.reset(seed=seed, options=options, blocking=False)
-                for env, seed in zip(envs, seeds)])
+            results = self._resolve(indices, [
+                self._guarded(index, functools.partial(
+                    self._envs[index].reset, seed=seed, options=options, blocking=False))
+                for index, seed in zip(indices, seeds)])
         observs, infos = zip(*results) if results else ((), ())
         return self._observ_layout.stack(list(observs)), tuple(infos)
 
@@ -72,20 +80,33 @@ class BatchEnv(contract.BaseBatchEnv):
             if hasattr(env, 'close'):
                 env.close()
 
-    def _resolve(self, promises):
+    def _resolve(self, indices, promises):
         """Results of every promise; raises the first error once all are resolved.
 
-        A dead worker closes the batch at once: its environments are gone.
+        Args:
+          indices: The batch index of the environment of each promise.
+          promises: Zero-argument callables returning the results.
         """
         results, first_error = [], None
-        for promise in promises:
+        for index, promise in zip(indices, promises):
             try:
-                results.append(promise())
+                results.append(self._guarded(index, promise))
             except errors.WorkerDiedError:
-                self.close()
                 raise
             except Exception as error:  # Raised once the other workers answered.
                 first_error = first_error or error
         if first_error is not None:
             raise first_error
         return results
+
+    def _guarded(self, index, function):
+        """Call `function` for environment `index`; a dead worker closes the batch.
+
+        The environments of a dead worker are gone, so the batch closes at once
+        and the error names the environment.
+        """
+        try:
+            return function()
+        except errors.WorkerDiedError as error:
+            self.close()
+            raise type(error)(f'While waiting for {self._names[index]}: {error}') from None

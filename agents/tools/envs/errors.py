@@ -3,6 +3,8 @@
 import signal
 import traceback
 
+import gymnasium
+
 
 class WorkerError(RuntimeError):
     """An exception raised by an environment inside a worker process or actor.
@@ -69,6 +71,18 @@ def describe_exception(error):
     remote_traceback = ''.join(
         traceback.format_exception(type(error), error, error.__traceback__))
     return exception_type, str(error), remote_traceback
+
+
+def env_name(env):
+    """Short name of an environment for messages: its Gymnasium id or its class name.
+
+    Args:
+      env: A Gymnasium environment or a handle to one hosted elsewhere.
+    """
+    spec = getattr(env, 'spec', None)
+    if spec is not None:
+        return spec.id
+    return type(env.unwrapped if isinstance(env, gymnasium.Env) else env).__name__
 
 
 def describe_exit(process):
