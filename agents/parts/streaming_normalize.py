@@ -112,14 +112,6 @@ class StreamingNormalize:
                 summary = tf.compat.v1.summary.scalar('value', tf.reduce_mean(batch_mean))
                 return tf.where(is_empty, '', summary)
 
-    def reset(self):
-        """Returns an operation that forgets all values seen so far."""
-        with tf.name_scope(f'{self._name}/reset'):
-            return tf.group(
-                self._count.assign(0),
-                self._mean.assign(tf.zeros_like(self._mean)),
-                self._squared_deviations.assign(tf.zeros_like(self._squared_deviations)))
-
     def summary(self):
         """Returns a summary string tensor of the mean and standard deviation.
 

@@ -68,7 +68,7 @@ def eval_interval(config):
     return max(1, round(config.eval_every / round_steps)) * round_steps
 
 
-def train(config, logdir, env_backend='process', backend_options=None, resume=False):
+def train(config, logdir, env_backend='parallel', backend_options=None, resume=False):
     """Train and evaluate the configured algorithm, yielding the result of each phase.
 
     The run trains for `config.steps` environment steps, evaluating the

@@ -170,14 +170,15 @@ def _to_data(value):
     return name
 
 
-def define_batch_env(constructors, backend='process', **backend_options):
+def define_batch_env(constructors, backend='parallel', **backend_options):
     """Create the in-graph batch environment over environments from `constructors`.
 
     Args:
       constructors: One zero-argument environment constructor per environment.
-      backend: Where the environments run: 'inprocess' (in this process),
-        'process' (one worker process each), 'parallel' (several environments per
-        worker process, shared memory) or 'ray' (Ray actors).
+      backend: Where the environments run, one of `ENV_BACKENDS`: 'parallel'
+        (several environments per worker process, shared memory), 'inprocess'
+        (in this process), 'process' (one worker process each) or 'ray' (Ray
+        actors); see `agents.tools.envs`.
       **backend_options: Options of the backend, such as `num_workers` for
         'parallel' or `address` for 'ray'.
 
@@ -190,24 +191,12 @@ def define_batch_env(constructors, backend='process', **backend_options):
     if backend not in ENV_BACKENDS:
         raise ConfigError(
             f'Unknown environment backend {backend!r}; choose one of {", ".join(ENV_BACKENDS)}.')
+    if backend == 'parallel':
+        # The graph ignores infos, so the workers need not send them.
+        backend_options.setdefault('return_infos', False)
     with tf.name_scope('environments'):
-        if backend == 'inprocess':
-            batch_env = tools.BatchEnv([constructor() for constructor in constructors], True)
-        elif backend == 'process':
-            batch_env = tools.BatchEnv(
-                [tools.wrappers.ExternalProcess(constructor) for constructor in constructors],
-                blocking=False)
-        elif backend == 'parallel':
-            from agents.tools import parallel_batch_env
-            # The graph ignores infos, so the workers need not send them.
-            backend_options.setdefault('return_infos', False)
-            batch_env = parallel_batch_env.ParallelBatchEnv(constructors, **backend_options)
-        else:
-            from agents.tools import ray_env
-            backend_options.setdefault('envs_per_actor', None)  # Fit the cluster's CPUs.
-            batch_env = tools.BatchEnv(
-                ray_env.ray_environments(constructors, **backend_options), blocking=False)
-        return tools.InGraphBatchEnv(batch_env)
+        return tools.InGraphBatchEnv(
+            tools.envs.make_batch_env(backend, constructors, **backend_options))
 
 
 def define_simulation_graph(batch_env, algorithm, config):

@@ -122,7 +122,7 @@ class EpisodeRecorder(gym.Wrapper):
 
 
 def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
-              env_backend='process', backend_options=None):
+              env_backend='parallel', backend_options=None):
     """Record videos and statistics of the greedy policy of a training run.
 
     The graph is the one of training, built in a fresh graph, with the policy's

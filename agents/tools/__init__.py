@@ -1,25 +1,27 @@
 """Tools for batched reinforcement learning: environments, in-graph stepping, loops.
 
-The pure-Python tools (wrappers, `BatchEnv`, `nested`, `AttrDict`,
-`MockEnvironment`) import without TensorFlow, so research code that never
-builds a graph can use them. The graph tools (`InGraphBatchEnv`, `simulate`,
-`Loop`, ...) import TensorFlow when first accessed.
+Environment hosting (`BatchEnv`, `ParallelBatchEnv` and the other backends of
+`envs`), the `wrappers`, `nested`, `AttrDict` and `MockEnvironment` are pure
+Python: importing them does not import TensorFlow, so code that never builds a
+graph, and every worker process, stays lean. The graph tools (`InGraphBatchEnv`,
+`simulate`, `Loop`, ...) import TensorFlow and are loaded on first access, all
+together. Reach them through this package (`tools.simulate`); importing one of
+their modules directly before that, as in `import agents.tools.simulate`, makes
+the package attribute of that name the module instead of the function.
 """
 
 import importlib
-import sys
-import types
 
+from agents.tools import envs
 from agents.tools import nested
 from agents.tools import wrappers
 from agents.tools.attr_dict import AttrDict
-from agents.tools.batch_env import BatchEnv
-from agents.tools.mock_environment import MockEnvironment
-from agents.tools.parallel_batch_env import ParallelBatchEnv
+from agents.tools.envs import BatchEnv
+from agents.tools.envs import MockEnvironment
+from agents.tools.envs import ParallelBatchEnv
 
-# Names resolved on first access, mapped to the module that defines them; these
-# modules import TensorFlow (or Ray), which pure-Python users should not pay for.
-_LAZY_ATTRIBUTES = {
+# The graph tools, each name mapped to the module that defines it.
+_GRAPH_TOOLS = {
     'InGraphBatchEnv': 'agents.tools.in_graph_batch_env',
     'InGraphEnv': 'agents.tools.in_graph_env',
     'Loop': 'agents.tools.loop',
@@ -30,31 +32,22 @@ _LAZY_ATTRIBUTES = {
     'simulate': 'agents.tools.simulate',
 }
 
+__all__ = [
+    'AttrDict', 'BatchEnv', 'MockEnvironment', 'ParallelBatchEnv', 'envs', 'nested',
+    'wrappers', *_GRAPH_TOOLS]
+
 
 def __getattr__(name):
-    if name not in _LAZY_ATTRIBUTES:
+    """Load the graph tools on first access to one of them."""
+    if name not in _GRAPH_TOOLS:
         raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    value = getattr(importlib.import_module(_LAZY_ATTRIBUTES[name]), name)
-    globals()[name] = value
-    return value
+    # Importing a module binds its name in this package; bind the tools after.
+    tools = {
+        tool: getattr(importlib.import_module(module), tool)
+        for tool, module in _GRAPH_TOOLS.items()}
+    globals().update(tools)
+    return tools[name]
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY_ATTRIBUTES))
-
-
-class _ToolsPackage(types.ModuleType):
-    """The package module, keeping functions that share their module's name.
-
-    Importing the submodule `agents.tools.simulate` sets the package attribute
-    `simulate` to that module, which would hide the function `simulate` from
-    users of `tools.simulate(...)`; the same holds for `count_weights`.
-    """
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and name in _LAZY_ATTRIBUTES:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _ToolsPackage
+    return sorted(set(globals()) | set(_GRAPH_TOOLS))

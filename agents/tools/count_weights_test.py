@@ -3,7 +3,7 @@
 import pytest
 import tensorflow as tf
 
-from agents.tools.count_weights import count_weights
+from agents.tools import count_weights
 
 
 def _define_variables():

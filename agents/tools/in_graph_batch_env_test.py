@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import in_graph_env
+from agents.tools.envs import batch_env
 
 
 def _batch(name, count):

@@ -56,48 +56,6 @@ def discounted_return(reward, length, discount, bootstrap=None):
         return _as_target(return_, 'return')
 
 
-def fixed_step_return(reward, value, length, discount, window, bootstrap=None):
-    """Sum of the next `window` discounted rewards plus the discounted value after them.
-
-    Near the end of a sequence the window shrinks to the remaining steps and
-    the value after them is `bootstrap` (or zero).
-
-    Args:
-        reward: Float tensor `[batch, time]`.
-        value: Float tensor `[batch, time]`.
-        length: Integer tensor `[batch]`.
-        discount: Discount factor (float or scalar tensor).
-        window: Positive int, the number of rewards summed before bootstrapping.
-        bootstrap: Optional float tensor `[batch]`, the value after the last step.
-
-    Returns:
-        Float tensor `[batch, time]`.
-
-    Raises:
-        ValueError: If `window` is not a positive integer.
-    """
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f'fixed_step_return needs a positive integer window, got {window!r}.')
-    with tf.name_scope('fixed_step_return'):
-        reward, length, discount = _check_inputs(reward, length, discount)
-        value = tf.convert_to_tensor(value, reward.dtype)
-        # Writing R for the discounted return without bootstrap, the window's
-        # rewards sum to R[t] - discount^k R[t + k], where k = min(window, length - t).
-        full_return = discounted_return(reward, length, discount)
-        batch_size, max_length = tf.shape(reward)[0], tf.shape(reward)[1]
-        timestep = tf.range(max_length)[None, :]
-        window_end = tf.minimum(timestep + window, length[:, None])
-        end_discount = discount ** tf.cast(window_end - timestep, reward.dtype)
-        # Append a column so that the step after the last one exists for every sequence.
-        padding = tf.zeros([batch_size, 1], reward.dtype)
-        extended_return = tf.concat([full_return, padding], 1)
-        extended_value = tf.concat([mask(value, length), padding], 1)
-        extended_value += _at_step(bootstrap, length, extended_value)
-        end_value = tf.gather(extended_value - extended_return, window_end, batch_dims=1)
-        return_ = full_return + end_discount * end_value
-        return _as_target(mask(return_, length), 'return')
-
-
 def lambda_advantage(reward, value, length, discount, gae_lambda, bootstrap=None):
     """Generalized advantage estimation (Schulman et al. 2015).
 
@@ -161,28 +119,6 @@ def rollout_advantage(reward, value, next_value, terminated, done, discount, gae
         factor = discount * tf.convert_to_tensor(gae_lambda, reward.dtype) * (
             1 - tf.cast(done, reward.dtype))
         return _as_target(_reverse_discounted_sum(error, factor), 'advantage')
-
-
-def lambda_return(reward, value, length, discount, lambda_, bootstrap=None):
-    """TD(lambda) return: the exponentially weighted mix of all n-step returns.
-
-    Equals the value plus the generalized advantage with the same lambda.
-
-    Args:
-        reward: Float tensor `[batch, time]`.
-        value: Float tensor `[batch, time]`.
-        length: Integer tensor `[batch]`.
-        discount: Discount factor (float or scalar tensor).
-        lambda_: Weight of longer returns, float or scalar tensor.
-        bootstrap: Optional float tensor `[batch]`, the value after the last step.
-
-    Returns:
-        Float tensor `[batch, time]`.
-    """
-    with tf.name_scope('lambda_return'):
-        advantage = lambda_advantage(reward, value, length, discount, lambda_, bootstrap)
-        value = tf.convert_to_tensor(value, advantage.dtype)
-        return _as_target(advantage + mask(value, length), 'return')
 
 
 def _check_inputs(reward, length, discount):

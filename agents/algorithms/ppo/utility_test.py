@@ -43,6 +43,12 @@ def _evaluate(function, *args, **kwargs):
             return session.run(result, feeds)
 
 
+def _lambda_return(reward, value, length, discount, lambda_, bootstrap=None):
+    """TD(lambda) return: the value plus the generalized advantage with the same lambda."""
+    advantage = utility.lambda_advantage(reward, value, length, discount, lambda_, bootstrap)
+    return advantage + utility.mask(tf.convert_to_tensor(value, advantage.dtype), length)
+
+
 def _next_value(value, bootstrap, batch, step, length):
     if step + 1 < length:
         return value[batch, step + 1]
@@ -108,17 +114,6 @@ class TestAgainstReference:
         expected = _reference_discounted_return(reward, _LENGTH, _DISCOUNT, bootstrap)
         np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
 
-    @pytest.mark.parametrize('window', [1, 2, 10])
-    def test_fixed_step_return(self, use_bootstrap, window):
-        reward, value, bootstrap = _padded_batch(1)
-        bootstrap = bootstrap if use_bootstrap else None
-        result = _evaluate(
-            utility.fixed_step_return, reward, value, _LENGTH, _DISCOUNT, window,
-            bootstrap=bootstrap)
-        expected = _reference_fixed_step_return(
-            reward, value, _LENGTH, _DISCOUNT, window, bootstrap)
-        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
-
     def test_lambda_advantage(self, use_bootstrap):
         reward, value, bootstrap = _padded_batch(2)
         bootstrap = bootstrap if use_bootstrap else None
@@ -133,7 +128,7 @@ class TestAgainstReference:
         reward, value, bootstrap = _padded_batch(3)
         bootstrap = bootstrap if use_bootstrap else None
         result = _evaluate(
-            utility.lambda_return, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
+            _lambda_return, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
             bootstrap=bootstrap)
         expected = _reference_lambda_return(
             reward, value, _LENGTH, _DISCOUNT, _LAMBDA, bootstrap)
@@ -142,13 +137,13 @@ class TestAgainstReference:
 
 def test_lambda_return_limits():
     reward, value, bootstrap = _padded_batch(4)
-    full, one_step, discounted, td_target = _evaluate(
+    full, one_step, discounted = _evaluate(
         lambda reward, value, length, bootstrap: (
-            utility.lambda_return(reward, value, length, _DISCOUNT, 1.0, bootstrap),
-            utility.lambda_return(reward, value, length, _DISCOUNT, 0.0, bootstrap),
-            utility.discounted_return(reward, length, _DISCOUNT, bootstrap),
-            utility.fixed_step_return(reward, value, length, _DISCOUNT, 1, bootstrap)),
+            _lambda_return(reward, value, length, _DISCOUNT, 1.0, bootstrap),
+            _lambda_return(reward, value, length, _DISCOUNT, 0.0, bootstrap),
+            utility.discounted_return(reward, length, _DISCOUNT, bootstrap)),
         reward, value, _LENGTH, bootstrap)
+    td_target = _reference_fixed_step_return(reward, value, _LENGTH, _DISCOUNT, 1, bootstrap)
     np.testing.assert_allclose(full, discounted, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(one_step, td_target, rtol=1e-5, atol=1e-5)
 
@@ -160,8 +155,6 @@ def test_results_are_constant_targets():
         length = tf.constant([3, 2])
         results = [
             utility.discounted_return(reward, length, _DISCOUNT),
-            utility.fixed_step_return(reward, value, length, _DISCOUNT, 2),
-            utility.lambda_return(reward, value, length, _DISCOUNT, _LAMBDA),
             utility.lambda_advantage(reward, value, length, _DISCOUNT, _LAMBDA),
         ]
         for result in results:
@@ -181,9 +174,7 @@ def test_mask_zeros_padding_of_any_rank():
 
 def test_bad_input_raises_clear_errors():
     with tf.Graph().as_default():
-        reward, value, length = tf.zeros([2, 3]), tf.zeros([2, 3]), tf.constant([3, 3])
-        with pytest.raises(ValueError, match='positive integer window'):
-            utility.fixed_step_return(reward, value, length, _DISCOUNT, 0)
+        reward, length = tf.zeros([2, 3]), tf.constant([3, 3])
         with pytest.raises(TypeError, match='Rewards must be floating'):
             utility.discounted_return(tf.zeros([2, 3], tf.int32), length, _DISCOUNT)
         with pytest.raises(TypeError, match='Lengths must be integers'):

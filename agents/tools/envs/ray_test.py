@@ -10,22 +10,15 @@ import gymnasium
 import numpy as np
 import pytest
 
-from agents.tools import batch_env
-from agents.tools import ray_env
+from agents.tools.envs import batch_env
+from agents.tools.envs import ray as ray_env
+from agents.tools.envs import testing
 
-_SKIP_REASON = "Ray is not installed; pip install -e '.[ray]' to test the Ray backend."
 
-
-@pytest.fixture(scope='module')
-def ray():
-    """A local Ray instance with two CPUs, shared by the tests of this module."""
-    ray = pytest.importorskip('ray', reason=_SKIP_REASON)
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started_here:
-        ray.shutdown()
+@pytest.fixture
+def ray(ray_cluster):
+    """The Ray module, connected to the local instance of the hosting tests."""
+    return ray_cluster
 
 
 class _ReportsProcess(gymnasium.Wrapper):
@@ -140,8 +133,8 @@ def test_remote_exception_carries_type_and_traceback(ray):
         with pytest.raises(ray_env.RayEnvironmentError, match='ValueError: Refusing') as info:
             refused()
         assert info.value.exception_type == 'ValueError'
-        assert 'ray_env_test.py' in info.value.remote_traceback
-        assert 'ray_env_test.py' in str(info.value)
+        assert 'ray_test.py' in info.value.remote_traceback
+        assert 'ray_test.py' in str(info.value)
         assert accepted()[0].shape == (3,)  # The other env of the actor is unaffected.
         assert envs[0].step(np.zeros(1, np.float32))[0].shape == (3,)
     finally:
@@ -168,9 +161,17 @@ def test_killed_actor_raises_within_seconds(ray):
     with pytest.raises(ray_env.RayActorDiedError, match='restart_on_failure'):
         batch.step(np.zeros((2, 1), np.float32))
     assert time.monotonic() - start < 10
+    assert batch.closed  # A dead worker closes the batch and every actor.
+    _assert_all_released(ray)
+    envs = ray_env.ray_environments([_pendulum] * 2, envs_per_actor=2, num_cpus_per_actor=0.5)
+    envs[0].reset()
+    os.kill(envs[0].call('pid'), signal.SIGKILL)
+    with pytest.raises(ray_env.RayActorDiedError, match='died'):
+        envs[0].step(np.zeros(1, np.float32))
     with pytest.raises(ray_env.RayActorDiedError, match='died'):
         envs[1].reset()
-    batch.close()
+    for env in envs:
+        env.close()
     _assert_all_released(ray)
 
 
@@ -245,6 +246,5 @@ def test_missing_ray_says_how_to_install(monkeypatch):
 def test_package_imports_without_ray():
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import agents.tools, agents.tools.ray_env, agents.tools.batch_env\n")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    subprocess.run([sys.executable, '-c', code], check=True, cwd=root)
+        "import agents.tools, agents.tools.envs.ray, agents.tools.ray_env\n")
+    subprocess.run([sys.executable, '-c', code], check=True, cwd=testing.REPOSITORY)

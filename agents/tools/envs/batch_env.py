@@ -1,0 +1,112 @@
+"""Combine several environments into one batched environment."""
+
+import functools
+
+import numpy as np
+
+from agents.tools.envs import contract
+from agents.tools.envs import errors
+
+
+class BatchEnv(contract.BaseBatchEnv):
+    """Steps and resets a list of environments as one batch.
+
+    Follows the contract of `contract.BaseBatchEnv`. The environments are
+    Gymnasium environments in this process (the `inprocess` backend) or
+    handles to environments hosted elsewhere, such as `ExternalProcess` or
+    `RayEnvironment`. For those, a non-blocking batch first sends the action to
+    every environment and only then collects the results, so the workers step
+    in parallel. `batch[i]` is environment `i` itself. Errors of hosted
+    environments name the environment's index and id.
+    """
+
+    def __init__(self, envs, blocking):
+        """Combine environments into a batch.
+
+        Args:
+          envs: List of Gymnasium-style environments with equal observation and
+            action spaces.
+          blocking: Step the environments one after another; set to False for
+            hosted environments whose `step` and `reset` accept
+            `blocking=False` and return promises.
+
+        Raises:
+          ValueError: If there are no environments or their spaces differ.
+          TypeError: If a space cannot be batched.
+        """
+        super().__init__()
+        self._envs = list(envs)
+        self._blocking = blocking
+        self._set_spaces([(env.observation_space, env.action_space) for env in self._envs])
+        self._names = [
+            f'environment {index} ({errors.env_name(env)})'
+            for index, env in enumerate(self._envs)]
+
+    def __getitem__(self, index):
+        """Environment `index` of the batch."""
+        return self._envs[index]
+
+    def _step(self, actions):
+        actions = self._action_layout.rows(actions)
+        if self._blocking:
+            transitions = [env.step(action) for env, action in zip(self._envs, actions)]
+        else:
+            transitions = self._resolve(range(len(self._envs)), [
+                self._guarded(index, functools.partial(env.step, action, blocking=False))
+                for index, (env, action) in enumerate(zip(self._envs, actions))])
+        observs, rewards, terminated, truncated, infos = zip(*transitions)
+        return (
+            self._observ_layout.stack(observs),
+            np.asarray(rewards, dtype=np.float32),
+            np.asarray(terminated, dtype=bool),
+            np.asarray(truncated, dtype=bool),
+            tuple(infos))
+
+    def _reset(self, indices, seeds, options):
+        if self._blocking:
+            results = [
+                self._envs[index].reset(seed=seed, options=options)
+                for index, seed in zip(indices, seeds)]
+        else:
+            results = self._resolve(indices, [
+                self._guarded(index, functools.partial(
+                    self._envs[index].reset, seed=seed, options=options, blocking=False))
+                for index, seed in zip(indices, seeds)])
+        observs, infos = zip(*results) if results else ((), ())
+        return self._observ_layout.stack(list(observs)), tuple(infos)
+
+    def _close(self):
+        for env in self._envs:
+            if hasattr(env, 'close'):
+                env.close()
+
+    def _resolve(self, indices, promises):
+        """Results of every promise; raises the first error once all are resolved.
+
+        Args:
+          indices: The batch index of the environment of each promise.
+          promises: Zero-argument callables returning the results.
+        """
+        results, first_error = [], None
+        for index, promise in zip(indices, promises):
+            try:
+                results.append(self._guarded(index, promise))
+            except errors.WorkerDiedError:
+                raise
+            except Exception as error:  # Raised once the other workers answered.
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return results
+
+    def _guarded(self, index, function):
+        """Call `function` for environment `index`; a dead worker closes the batch.
+
+        The environments of a dead worker are gone, so the batch closes at once
+        and the error names the environment.
+        """
+        try:
+            return function()
+        except errors.WorkerDiedError as error:
+            self.close()
+            raise type(error)(f'While waiting for {self._names[index]}: {error}') from None

@@ -1,0 +1,225 @@
+"""The contract of every batch environment, and the checks its backends share."""
+
+import numpy as np
+
+from agents.tools.envs import batching
+
+
+class BaseBatchEnv:
+    """Environments stepped and reset together as one batch: what every backend does.
+
+    Implemented by `BatchEnv` (environments in this process or in
+    `ExternalProcess` workers), `ProcessBatchEnv`, `ParallelBatchEnv` and
+    `RayBatchEnv`; the checks and errors described here are written once, in
+    this class.
+
+    Spaces: `observation_space` and `action_space` are the spaces of one
+    environment, which all environments of the batch share (checked when the
+    batch is built). Observations and actions are batched as Gymnasium's vector
+    environments batch them (see `batching`): an array with the environments
+    along the first axis per leaf of the space, in dicts and tuples for Dict and
+    Tuple spaces. `len(batch)` is the number of environments.
+
+    `step(actions)` takes one action per environment and returns the batched
+    observations in the space's dtypes, float32 rewards, bool terminated and
+    truncated flags, and a tuple of one info dict per environment (empty where
+    the backend does not return infos). `reset(indices, seeds, options)` resets
+    the environments at `indices` (all if None) and returns their batched first
+    observations, in the order of `indices`, and a tuple of their info dicts.
+    Reset an environment whose episode ended before stepping it again.
+
+    Errors: a wrong batch of actions, an index out of range or a wrong number
+    of seeds raises ValueError (TypeError for non-integer actions of an integer
+    space) before any environment is touched. An exception in an environment is
+    raised as itself when the environment runs in this process, and as
+    `errors.WorkerError`, naming the exception and carrying the worker's
+    traceback, when it runs in a worker; after a reset the batch is usable
+    again. A worker that dies raises `errors.WorkerDiedError`, and the batch
+    closes itself. `close()` frees every process and resource, may be called
+    more than once, and afterwards every call raises RuntimeError. A batch is a
+    context manager that closes on exit.
+
+    Public attributes the batch does not define are read from the first
+    environment (`batch.spec`), and `batch[i]` reaches environment `i`, where
+    the backend allows it.
+
+    A backend calls `_set_spaces` once it knows the environments' spaces and
+    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__`.
+    """
+
+    def __init__(self):
+        self._closed = False
+        self._size = 0
+
+    def __len__(self):
+        """Number of environments in the batch."""
+        return self._size
+
+    def __getitem__(self, index):
+        """Environment `index`, or a view reading its attributes from where it runs."""
+        raise TypeError(f'{type(self).__name__} gives no access to single environments.')
+
+    def __getattr__(self, name):
+        """Read public attributes the batch does not define from the first environment."""
+        if name.startswith('_'):
+            raise AttributeError(name)
+        try:
+            first = self[0]
+        except TypeError:
+            raise AttributeError(
+                f'{type(self).__name__} has no attribute {name!r}.') from None
+        return getattr(first, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    @property
+    def closed(self):
+        """Whether the batch was closed, by `close()` or after a worker died."""
+        return self._closed
+
+    def step(self, actions):
+        """Step every environment with its action.
+
+        Args:
+          actions: Batch of actions, one per environment along the first axis.
+
+        Raises:
+          ValueError: If the batch size or the shape of the actions is wrong.
+          TypeError: If an integer action space gets non-integer actions.
+          RuntimeError: If the batch is closed.
+
+        Returns:
+          Tuple of the batched observations, float32 rewards, bool terminated
+          flags, bool truncated flags, and a tuple of info dicts.
+        """
+        self._check_open()
+        return self._step(self._action_layout.check(actions, self._size))
+
+    def reset(self, indices=None, seeds=None, options=None):
+        """Reset some or all environments.
+
+        Args:
+          indices: Indices of the environments to reset; all if None.
+          seeds: Optional sequence of one seed (or None) per reset environment.
+          options: Optional dict of reset options passed to every reset environment.
+
+        Raises:
+          ValueError: If an index is out of range or the seeds do not match.
+          RuntimeError: If the batch is closed.
+
+        Returns:
+          Tuple of the batched first observations of the reset environments and a
+          tuple of their info dicts.
+        """
+        self._check_open()
+        indices = self._check_indices(indices)
+        return self._reset(indices, self._check_seeds(seeds, len(indices)), options)
+
+    def close(self):
+        """Close the environments and free their processes; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        self._close()
+
+    def _set_spaces(self, spaces):
+        """Check that the environments' spaces agree and take them as the batch's.
+
+        Args:
+          spaces: List of (observation space, action space), one per environment.
+
+        Raises:
+          ValueError: If there are no environments or their spaces differ.
+          TypeError: If a space cannot be batched.
+        """
+        if not spaces:
+            raise ValueError(f'{type(self).__name__} needs at least one environment.')
+        observation_space, action_space = spaces[0]
+        for index, (observ, action) in enumerate(spaces[1:], 1):
+            if observ != observation_space:
+                raise ValueError(
+                    f'All environments must have the same observation space: env 0 has '
+                    f'{observation_space} but env {index} has {observ}.')
+            if action != action_space:
+                raise ValueError(
+                    f'All environments must have the same action space: env 0 has '
+                    f'{action_space} but env {index} has {action}.')
+        self._observ_layout = batching.BatchLayout(observation_space, 'observation')
+        self._action_layout = batching.BatchLayout(action_space, 'action')
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self._size = len(spaces)
+
+    def _step(self, actions):
+        """Step the environments with checked actions; returns what `step` returns."""
+        raise NotImplementedError
+
+    def _reset(self, indices, seeds, options):
+        """Reset the environments at checked indices with one seed (or None) each.
+
+        Returns:
+          What `reset` returns.
+        """
+        raise NotImplementedError
+
+    def _close(self):
+        """Close the environments and free the backend's resources, once."""
+        raise NotImplementedError
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError(
+                f'The {type(self).__name__} is closed (by close() or because a worker '
+                f'died); create a new one.')
+
+    def _check_indices(self, indices):
+        """Return the indices as a list of ints after checking their range."""
+        if indices is None:
+            return list(range(self._size))
+        indices = [int(index) for index in np.asarray(indices).reshape(-1)]
+        for index in indices:
+            if not 0 <= index < self._size:
+                raise ValueError(
+                    f'Environment index {index} is out of range: the batch has {self._size} '
+                    f'environments.')
+        return indices
+
+    def _check_seeds(self, seeds, count):
+        """Return one Python int or None per environment; Gymnasium refuses NumPy ints."""
+        if seeds is None:
+            return [None] * count
+        seeds = as_seeds(seeds)
+        if len(seeds) != count:
+            raise ValueError(f'Got {len(seeds)} seeds for {count} environments to reset.')
+        return seeds
+
+
+def check_constructors(constructors, backend):
+    """Return the environment constructors as a list after checking them.
+
+    Args:
+      constructors: Iterable of zero-argument callables returning environments.
+      backend: Name of the backend or function, for the messages.
+
+    Raises:
+      ValueError: If there is no constructor.
+      TypeError: If a constructor is not callable.
+    """
+    constructors = list(constructors)
+    if not constructors:
+        raise ValueError(f'{backend} needs at least one environment constructor.')
+    for index, constructor in enumerate(constructors):
+        if not callable(constructor):
+            raise TypeError(
+                f'Environment constructor {index} must be a zero-argument callable that '
+                f'returns an environment, got {constructor!r}.')
+    return constructors
+
+
+def as_seeds(seeds):
+    """List of Python ints (or None) from any sequence of seeds, as Gymnasium requires."""
+    return [None if seed is None else int(seed) for seed in seeds]

@@ -1,0 +1,199 @@
+"""The batch contract (`contract.BaseBatchEnv`), tested on every backend."""
+
+import functools
+
+import gymnasium
+from gymnasium.vector import utils as vector_utils
+import numpy as np
+import pytest
+
+from agents.tools import envs
+from agents.tools import nested
+from agents.tools.envs import errors
+from agents.tools.envs import testing
+
+
+# Backend (and variant) -> function of the constructors building the batch.
+_BACKENDS = {
+    'inprocess': envs.BACKENDS['inprocess'],
+    'process': envs.BACKENDS['process'],
+    'parallel': envs.BACKENDS['parallel'],
+    'parallel, workers only': functools.partial(
+        envs.ParallelBatchEnv, num_workers=2, step_in_parent=False),
+    'ray': functools.partial(envs.BACKENDS['ray'], envs_per_actor=2, num_cpus_per_actor=0.5),
+}
+
+
+@pytest.fixture(params=list(_BACKENDS))
+def make_batch(request):
+    """Function of the constructors that builds a batch of the backend.
+
+    Closes the batches after the test and checks that no process is left.
+    """
+    if request.param == 'ray':
+        request.getfixturevalue('ray_cluster')
+    batches = []
+    children = testing.child_pids()
+
+    def make(constructors):
+        batches.append(_BACKENDS[request.param](constructors))
+        return batches[-1]
+
+    yield make
+    for batch in batches:
+        batch.close()
+    assert not testing.new_children(children), 'worker processes were left behind'
+
+
+def _pendulum():
+    return gymnasium.make('Pendulum-v1', max_episode_steps=13)
+
+
+def _cartpole():
+    return gymnasium.make('CartPole-v1')
+
+
+def test_every_backend_is_tested():
+    assert set(envs.BACKENDS) <= set(_BACKENDS)
+
+
+def test_step_and_reset_return_batches_of_the_documented_types(make_batch):
+    batch = make_batch([_pendulum] * 3)
+    single = _pendulum()
+    assert len(batch) == 3
+    assert batch.observation_space == single.observation_space
+    assert batch.action_space == single.action_space
+    observ, infos = batch.reset()
+    assert observ.shape == (3, 3) and observ.dtype == np.float32
+    assert isinstance(infos, tuple) and len(infos) == 3
+    observ, reward, terminated, truncated, infos = batch.step(np.zeros((3, 1), np.float32))
+    assert observ.shape == (3, 3) and observ.dtype == np.float32
+    assert reward.shape == (3,) and reward.dtype == np.float32
+    assert terminated.dtype == bool and truncated.dtype == bool and terminated.shape == (3,)
+    assert isinstance(infos, tuple) and all(isinstance(info, dict) for info in infos)
+    assert len(infos) == 3
+
+
+@pytest.mark.parametrize('constructor', [_pendulum, _cartpole])
+def test_same_transitions_as_gymnasium_for_same_seeds_and_actions(make_batch, constructor):
+    size, seeds = 4, [10, 11, 12, 13]
+    batch = make_batch([constructor] * size)
+    expected_envs = [constructor() for _ in range(size)]
+    observ, _ = batch.reset(seeds=seeds)
+    expected = [env.reset(seed=seed)[0] for env, seed in zip(expected_envs, seeds)]
+    np.testing.assert_array_equal(observ, expected)
+    batch.action_space.seed(0)
+    episodes_ended = 0
+    for _ in range(40):
+        actions = np.stack([batch.action_space.sample() for _ in range(size)])
+        result = batch.step(actions)
+        transitions = [env.step(action) for env, action in zip(expected_envs, actions)]
+        for value, expected_value in zip(result[:4], list(zip(*transitions))[:4]):
+            np.testing.assert_array_equal(value, np.asarray(expected_value, value.dtype))
+        done = np.flatnonzero(result[2] | result[3])
+        episodes_ended += len(done)
+        if len(done):
+            observ, _ = batch.reset(done)
+            np.testing.assert_array_equal(
+                observ, [expected_envs[index].reset()[0] for index in done])
+    assert episodes_ended >= size
+
+
+def test_reset_of_subsets_in_the_order_given_and_with_seeds(make_batch):
+    batch = make_batch([_pendulum] * 4)
+    first, _ = batch.reset(seeds=[0, 1, 2, 3])
+    again, _ = batch.reset(np.array([3, 1]), seeds=np.array([3, 1]))
+    np.testing.assert_array_equal(again, first[[3, 1]])
+    other, _ = batch.reset([2], seeds=[7])
+    np.testing.assert_array_equal(other[0], _pendulum().reset(seed=7)[0])
+    empty, infos = batch.reset([])
+    assert empty.shape == (0, 3) and empty.dtype == np.float32 and infos == ()
+
+
+def test_bad_input_is_refused_before_any_environment_steps(make_batch):
+    batch = make_batch([_cartpole] * 3)
+    batch.reset(seeds=[0, 1, 2])
+    with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 2'):
+        batch.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r'shape \(\)'):
+        batch.step(np.zeros((3, 2), np.int64))
+    with pytest.raises(TypeError, match='integer actions'):
+        batch.step([0.5, 1.0, 0.0])
+    with pytest.raises(ValueError, match='index 3 is out of range'):
+        batch.reset([3])
+    with pytest.raises(ValueError, match='2 seeds for 1'):
+        batch.reset([0], seeds=[1, 2])
+    batch.step(np.zeros(3, np.int64))  # Still usable.
+
+
+def test_bad_constructors_and_different_spaces_are_refused(make_batch):
+    with pytest.raises(ValueError, match='at least one environment'):
+        make_batch([])
+    with pytest.raises(TypeError, match='zero-argument callable'):
+        make_batch([_pendulum()])
+    with pytest.raises(ValueError, match='same observation space'):
+        make_batch([_pendulum, _cartpole])
+
+
+def test_exception_in_an_environment_names_it_and_the_batch_recovers(make_batch):
+    batch = make_batch([functools.partial(testing.CountingEnv, fail_at_step=2)] * 2)
+    batch.reset()
+    batch.step([0, 0])
+    with pytest.raises((errors.WorkerError, ValueError), match='step 2 failed on purpose'):
+        batch.step([0, 0])
+    batch.reset()
+    observ = batch.step([0, 0])[0]
+    np.testing.assert_array_equal(observ, np.ones((2, 2)))
+
+
+def test_exception_in_a_constructor_is_raised(make_batch):
+    def broken():
+        raise KeyError('no such level')
+
+    with pytest.raises((errors.WorkerError, KeyError), match='no such level'):
+        make_batch([_pendulum, broken])
+
+
+@pytest.mark.parametrize('kind', ['dict', 'tuple'])
+def test_nested_observations_are_batched_as_gymnasium_batches_them(make_batch, kind):
+    constructor = functools.partial(testing.NestedEnv, kind)
+    batch = make_batch([constructor] * 3)
+    expected_envs = [constructor() for _ in range(3)]
+    space = expected_envs[0].observation_space
+
+    def expected_batch(values):
+        if not values:
+            return vector_utils.create_empty_array(space, 0)
+        return vector_utils.concatenate(
+            space, values, vector_utils.create_empty_array(space, len(values)))
+
+    def assert_equal(batched, expected):
+        assert type(batched) is type(expected)
+        nested.map(np.testing.assert_array_equal, batched, expected)
+        for value, reference in zip(nested.flatten(batched), nested.flatten(expected)):
+            assert value.dtype == reference.dtype and value.shape == reference.shape
+
+    observ, _ = batch.reset(seeds=[1, 2, 3])
+    assert_equal(observ, expected_batch(
+        [env.reset(seed=seed)[0] for env, seed in zip(expected_envs, [1, 2, 3])]))
+    for _ in range(6):
+        result = batch.step(np.zeros((3, 2), np.float32))
+        transitions = [env.step(np.zeros(2, np.float32)) for env in expected_envs]
+        assert_equal(result[0], expected_batch([transition[0] for transition in transitions]))
+        done = np.flatnonzero(result[2])
+        if len(done):
+            observ, _ = batch.reset(done)
+            assert_equal(observ, expected_batch([expected_envs[index].reset()[0]
+                                                 for index in done]))
+    assert_equal(batch.reset([])[0], expected_batch([]))
+
+
+def test_close_is_idempotent_and_final(make_batch):
+    with make_batch([_pendulum] * 2) as batch:
+        batch.reset()
+    assert batch.closed
+    batch.close()
+    with pytest.raises(RuntimeError, match='closed'):
+        batch.step(np.zeros((2, 1), np.float32))
+    with pytest.raises(RuntimeError, match='closed'):
+        batch.reset()

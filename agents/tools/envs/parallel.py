@@ -1,0 +1,718 @@
+"""Step many environments in a few worker processes that share memory with the parent.
+
+The `process` backend runs one environment per process and pays a pipe round
+trip with pickled arrays for every environment and step; for cheap
+environments that overhead dominates. `ParallelBatchEnv` instead spreads the
+environments over a few workers (by default one per core), each stepping its
+share in a tight loop; optionally the parent steps a share itself instead of
+waiting. Actions, observations, rewards and flags live in one shared-memory
+block; a batch step costs one byte over a pipe to wake each worker and one short
+reply back, which carries infos only when an environment returned some.
+"""
+
+import copyreg
+import functools
+import io
+import multiprocessing
+import os
+import pickle
+import select
+import signal
+import struct
+import weakref
+
+import cloudpickle
+import numpy as np
+
+from agents.tools.envs import batching
+from agents.tools.envs import contract
+from agents.tools.envs import errors
+from agents.tools.envs import shared_arrays
+
+# Commands from the parent to a worker, one byte each. Only _STEP is on the hot
+# path; it has no payload because the actions are in shared memory.
+_STEP = b's'
+_RESET = b'r'
+_CALL = b'c'
+_ATTRIBUTE = b'g'
+_ATTACH = b'a'
+_CLOSE = b'x'
+# Replies from a worker, one byte each, optionally followed by a payload.
+_DONE = b'.'
+_RESULT = b'+'
+_FAILURE = b'!'
+_KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTRIBUTE, _ATTACH, _RESULT, _FAILURE)
+_LENGTH = struct.Struct('<I')
+_READ_SIZE = 1 << 16
+
+_CLOSE_TIMEOUT = 5.0
+
+
+class ParallelBatchEnv(contract.BaseBatchEnv):
+    """The `parallel` backend: environments spread over a few worker processes.
+
+    Follows the contract of `contract.BaseBatchEnv`. `batch[i].name` reads an
+    attribute of environment `i` from its process, and `call` calls a method of
+    every environment.
+
+    Finished episodes are reset without an extra round trip: right after a step
+    in which an environment terminated or was truncated, its process resets it
+    and keeps the first observation of the next episode, which the next
+    `reset(indices)` returns. Callers see exactly what stepping and then
+    resetting would give: `step` returns the last observation of the episode and
+    `reset` the first of the next. An environment stepped again without a reset
+    continues in the already started next episode.
+
+    An exception in an environment is raised once all workers have answered.
+    `close()` also runs when the object is garbage collected or the interpreter
+    exits, and workers exit when their parent dies. Not thread-safe.
+    """
+
+    def __init__(
+            self, constructors, num_workers=None, step_in_parent=True, seeds=None,
+            auto_reset=True, return_infos=True, start_method='forkserver'):
+        """Start the worker processes and build their environments.
+
+        Args:
+          constructors: Zero-argument callables, one per environment, each
+            returning a Gymnasium environment; sent to the workers with cloudpickle.
+          num_workers: Number of worker processes; by default one per core (one
+            per core but one when `step_in_parent`). Never more than there are
+            environments for the workers to step.
+          step_in_parent: Let the parent step a share of the environments while it
+            would otherwise wait for the workers, so that every core steps
+            environments. This saves a process and a wake-up per step and measured
+            fastest on an idle machine (see benchmarks/env_throughput.py); set it
+            to False to keep all environments out of the parent process, which
+            isolates their crashes and measured faster on a machine whose cores
+            are busy with other work.
+          seeds: Optional sequence of one seed (or None) per environment, used at
+            that environment's first reset, so runs are reproducible.
+          auto_reset: Reset finished environments right after the step that ended
+            their episode, so `reset` of those environments needs no round trip.
+          return_infos: Return the environments' info dicts. With False, `step`
+            and `reset` return empty dicts and infos never leave the workers,
+            which saves pickling them (about 5 us per step of a MuJoCo task, whose
+            infos are never empty). `InGraphBatchEnv` ignores infos.
+          start_method: Multiprocessing start method; 'forkserver' or 'spawn' are
+            safe in a process that has imported TensorFlow. With 'fork', workers
+            inherit each other's pipes and may outlive a killed parent.
+
+        Raises:
+          ValueError: If there are no constructors, a bad number of workers or
+            seeds, or the environments' spaces differ.
+          TypeError: If a constructor is not callable or cannot be pickled, or a
+            space cannot be batched.
+          WorkerError: If a constructor raised inside a worker.
+        """
+        super().__init__()
+        constructors = contract.check_constructors(constructors, 'ParallelBatchEnv')
+        seeds = [None] * len(constructors) if seeds is None else contract.as_seeds(seeds)
+        if len(seeds) != len(constructors):
+            raise ValueError(
+                f'Got {len(seeds)} seeds for {len(constructors)} environments; pass one '
+                f'seed (or None) per environment.')
+        if num_workers is None:
+            num_workers = max(1, (os.cpu_count() or 1) - (1 if step_in_parent else 0))
+        if num_workers < 1:
+            raise ValueError(f'num_workers must be at least 1, got {num_workers}.')
+        self._resources = _Resources()
+        self._finalizer = weakref.finalize(self, self._resources.release)
+        self._auto_reset = auto_reset
+        self._slice_options = dict(auto_reset=auto_reset, return_infos=return_infos)
+        try:
+            self._start(constructors, seeds, num_workers, step_in_parent, start_method)
+        except BaseException:
+            self.close()
+            raise
+
+    def __getitem__(self, index):
+        """A read-only view of one environment's attributes, fetched from its process."""
+        return _EnvView(self, self._check_indices([index])[0])
+
+    @property
+    def num_workers(self):
+        """Number of worker processes."""
+        return len(self._resources.workers)
+
+    @property
+    def worker_pids(self):
+        """Process ids of the workers, in the order of the environments they step."""
+        return [worker.process.pid for worker in self._resources.workers]
+
+    @property
+    def num_parent_envs(self):
+        """Number of environments the parent process steps itself."""
+        local = self._resources.local
+        return len(local.envs) if local else 0
+
+    def call(self, name, *args, **kwargs):
+        """Call a method (or read an attribute) of every environment.
+
+        Args:
+          name: Name of the method or attribute.
+          *args: Positional arguments of the call, sent with cloudpickle.
+          **kwargs: Keyword arguments of the call.
+
+        Returns:
+          List with the result for each environment, in batch order.
+        """
+        self._check_open()
+        local = self._resources.local
+        run_local = functools.partial(local.call, name, args, kwargs) if local else None
+        replies = self._exchange(
+            [(worker, _CALL, (name, args, kwargs)) for worker in self._resources.workers],
+            run_local)
+        return [result for reply in replies for result in reply]
+
+    def _step(self, actions):
+        for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
+            target[...] = leaf
+        # Until this step succeeds, no environment has a first observation waiting.
+        self._has_first_observ[:] = False
+        self._first_infos = {}
+        local = self._resources.local
+        replies = self._exchange(self._step_messages, local.step if local else None)
+        infos = [{} for _ in range(self._size)]
+        for reply in replies:
+            if reply is not None:
+                step_infos, first_infos = reply
+                for index, info in step_infos.items():
+                    infos[index] = info
+                self._first_infos.update(first_infos)
+        if self._auto_reset:
+            np.logical_or(self._terminated, self._truncated, out=self._has_first_observ)
+        observ = self._observ_layout.unflatten([leaf.copy() for leaf in self._observ])
+        return (
+            observ, self._reward.copy(), self._terminated.copy(), self._truncated.copy(),
+            tuple(infos))
+
+    def _reset(self, indices, seeds, options):
+        """Reset environments; those reset after their last step need no round trip.
+
+        Environments whose episode ended in the last step were already reset by
+        their process; their first observation is returned without a round trip
+        unless seeds or options ask for a new reset.
+        """
+        if all(seed is None for seed in seeds) and options is None:
+            requests = [(index, None) for index in indices if not self._has_first_observ[index]]
+        else:
+            requests = list(zip(indices, seeds))
+        stashed_infos = {index: self._first_infos.pop(index, {}) for index in indices}
+        local = self._resources.local
+        local_requests = [
+            (index, seed) for index, seed in requests if local and index < local.stop]
+        messages = []
+        for worker in self._resources.workers:
+            worker_requests = [
+                (index, seed) for index, seed in requests
+                if worker.start <= index < worker.stop]
+            if worker_requests:
+                messages.append((worker, _RESET, (worker_requests, options)))
+        run_local = (
+            functools.partial(local.reset, local_requests, options) if local_requests else None)
+        fresh_infos = {}
+        for reply in self._exchange(messages, run_local):
+            fresh_infos.update(reply)
+        self._has_first_observ[indices] = False
+        rows = np.asarray(indices, dtype=np.intp)
+        observ = self._observ_layout.unflatten([leaf[rows] for leaf in self._first_observ])
+        requested = {index for index, _ in requests}
+        return observ, tuple(
+            fresh_infos.get(index, {}) if index in requested else stashed_infos[index]
+            for index in indices)
+
+    def _attribute(self, index, name):
+        """Value of the attribute `name` of the environment at `index`."""
+        self._check_open()
+        local = self._resources.local
+        if local and index < local.stop:
+            return local.attribute(index, name)
+        for worker in self._resources.workers:
+            if worker.start <= index < worker.stop:
+                return self._exchange([(worker, _ATTRIBUTE, (index, name))], None)[0]
+
+    def _close(self):
+        """End the workers, close the environments and free the shared memory."""
+        self._first_observ = self._observ = self._actions = None
+        self._reward = self._terminated = self._truncated = None
+        self._finalizer()
+
+    def _start(self, constructors, seeds, num_workers, step_in_parent, start_method):
+        """Start the workers, build the parent's share and the shared memory."""
+        size = len(constructors)
+        self._first_infos = {}
+        self._has_first_observ = np.zeros(size, bool)
+        parent_count = size // (num_workers + 1) if step_in_parent else 0
+        bounds = _split(parent_count, size, min(num_workers, size - parent_count))
+        context = multiprocessing.get_context(start_method)
+        for index, (start, stop) in enumerate(bounds):
+            try:
+                pickled_constructors = cloudpickle.dumps(constructors[start:stop])
+            except Exception as error:
+                raise TypeError(
+                    f'Cannot send the constructors of environments {start} to {stop - 1} to a '
+                    f'worker process, cloudpickle failed: {error}') from error
+            self._resources.workers.append(_Worker(
+                context, index, pickled_constructors, start, seeds[start:stop],
+                self._slice_options))
+        self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
+        self._poller = select.poll()
+        self._worker_of_fd = {}
+        for worker in self._resources.workers:
+            for fd in (worker.result_fd, worker.sentinel):
+                self._poller.register(fd, select.POLLIN)
+                self._worker_of_fd[fd] = worker
+        if parent_count:
+            self._resources.local = _EnvSlice(
+                [constructor() for constructor in constructors[:parent_count]], 0,
+                seeds[:parent_count], **self._slice_options)
+        # Each worker's first message, sent unasked, lists its environments' spaces.
+        startup = [(worker, None, None) for worker in self._resources.workers]
+        local_spaces = self._resources.local.spaces if parent_count else None
+        self._set_spaces(
+            [space for reply in self._exchange(startup, local_spaces) for space in reply])
+        shared = shared_arrays.SharedArrays(_shared_layout(
+            size, self._observ_layout, self._action_layout))
+        self._resources.shared = shared
+        self._exchange(
+            [(worker, _ATTACH, (shared.name, shared.layout))
+             for worker in self._resources.workers], None)
+        if self._resources.local:
+            self._resources.local.bind(shared)
+        self._actions = _leaf_arrays(shared, 'action')
+        self._observ = _leaf_arrays(shared, 'observ')
+        self._first_observ = _leaf_arrays(shared, 'first_observ')
+        self._reward = shared['reward']
+        self._terminated, self._truncated = shared['terminated'], shared['truncated']
+
+    def _exchange(self, messages, run_local):
+        """Send commands to workers, run the parent's share meanwhile, gather replies.
+
+        Args:
+          messages: List of (worker, command, payload); a command of None sends
+            nothing and only waits for the worker's reply.
+          run_local: Zero-argument callable for the parent's share, or None.
+
+        Returns:
+          List of the local result (if any) followed by the workers' replies in
+          worker order.
+        """
+        try:
+            for worker, command, payload in messages:
+                if command is not None:
+                    worker.send(command, payload)
+            workers = [worker for worker, _, _ in messages]
+            local_result, local_error = None, None
+            if run_local is not None:
+                try:
+                    local_result = run_local()
+                except Exception as error:  # Raised once the workers have replied.
+                    local_error = error
+            replies, worker_errors = self._receive(workers)
+        except BaseException:
+            # A worker died or the wait was interrupted: replies may be in flight,
+            # so the protocol cannot continue.
+            self.close()
+            raise
+        if local_error is not None:
+            raise local_error
+        if worker_errors:
+            raise worker_errors[0]
+        results = [local_result] if run_local is not None else []
+        return results + [replies[worker] for worker in workers]
+
+    def _receive(self, workers):
+        """Wait for one reply from each worker, watching for workers that die.
+
+        Returns:
+          Dict from worker to its reply payload, and a list of `WorkerError`s.
+        """
+        waiting = {worker.result_fd: worker for worker in workers}
+        replies, worker_errors = {}, []
+        while waiting:
+            events = self._poller.poll()
+            for fd, _ in events:
+                worker = waiting.pop(fd, None)
+                if worker is not None:
+                    try:
+                        replies[worker] = worker.receive()
+                    except errors.WorkerError as error:
+                        worker_errors.append(error)
+            for fd, _ in events:
+                worker = self._worker_of_fd[fd]
+                if fd == worker.sentinel:
+                    raise worker.died_error()
+        return replies, worker_errors
+
+
+class _EnvView:
+    """Attribute access to one environment of a `ParallelBatchEnv`, wherever it runs."""
+
+    def __init__(self, batch, index):
+        self._batch = batch
+        self._index = index
+
+    def __getattr__(self, name):
+        """The environment's attribute; methods are reached through `call` instead."""
+        if name.startswith('__'):
+            raise AttributeError(name)
+        try:
+            return self._batch._attribute(self._index, name)
+        except errors.WorkerError as error:
+            if error.exception_type == 'AttributeError':
+                raise AttributeError(str(error)) from error
+            raise
+
+
+class _Resources:
+    """Everything a `ParallelBatchEnv` must release; kept apart so a finalizer can."""
+
+    def __init__(self):
+        self.workers = []
+        self.local = None
+        self.shared = None
+
+    def release(self):
+        """Stop the workers, close the parent's environments, unlink shared memory."""
+        try:
+            for worker in self.workers:
+                worker.request_close()
+            for worker in self.workers:
+                worker.join_or_kill(_CLOSE_TIMEOUT)
+            if self.local is not None:
+                self.local.close()
+        finally:
+            if self.shared is not None:
+                self.shared.close()
+
+
+class _EnvSlice:
+    """Consecutive environments of the batch, stepped one after another in one process.
+
+    Used inside the workers and for the parent's own share, so both follow the
+    same rules for results, automatic resets and seeds. Reads actions from and
+    writes results to its rows of the shared arrays.
+    """
+
+    def __init__(self, envs, start, seeds, auto_reset, return_infos):
+        self.envs = envs
+        self.start = start
+        self.stop = start + len(envs)
+        self._pending_seeds = list(seeds)
+        self._auto_reset = auto_reset
+        self._return_infos = return_infos
+
+    def spaces(self):
+        """List of (observation space, action space) of the environments."""
+        return [(env.observation_space, env.action_space) for env in self.envs]
+
+    def bind(self, shared):
+        """Use this slice's rows of the `SharedArrays` for actions and results."""
+        self._observ_layout = batching.BatchLayout(self.envs[0].observation_space, 'observation')
+        self._action_layout = batching.BatchLayout(self.envs[0].action_space, 'action')
+        rows = slice(self.start, self.stop)
+        self._actions = [leaf[rows] for leaf in _leaf_arrays(shared, 'action')]
+        self._observ = [leaf[rows] for leaf in _leaf_arrays(shared, 'observ')]
+        self._first_observ = [leaf[rows] for leaf in _leaf_arrays(shared, 'first_observ')]
+        self._reward = shared['reward'][rows]
+        self._terminated = shared['terminated'][rows]
+        self._truncated = shared['truncated'][rows]
+
+    def step(self):
+        """Step each environment with its action from shared memory.
+
+        Returns:
+          None if no environment returned an info, else a pair of dicts from
+          batch index to the step info and to the info of an automatic reset.
+        """
+        rewards, terminated, truncated = [], [], []
+        infos, first_infos = {}, {}
+        # Copy the actions so environments that keep them are not affected when
+        # the next batch of actions is written.
+        actions = self._action_layout.rows(
+            self._action_layout.unflatten([leaf.copy() for leaf in self._actions]))
+        for offset, (env, action) in enumerate(zip(self.envs, actions)):
+            observ, reward, is_terminal, is_truncated, info = env.step(action)
+            self._write(self._observ, offset, observ)
+            rewards.append(reward)
+            terminated.append(is_terminal)
+            truncated.append(is_truncated)
+            if info and self._return_infos:
+                infos[self.start + offset] = info
+            if self._auto_reset and (is_terminal or is_truncated):
+                self._reset_one(offset, None, None, first_infos)
+        self._reward[:] = rewards
+        self._terminated[:] = terminated
+        self._truncated[:] = truncated
+        if infos or first_infos:
+            return infos, first_infos
+        return None
+
+    def reset(self, requests, options):
+        """Reset environments, writing their first observations to shared memory.
+
+        Args:
+          requests: List of (batch index, seed or None) of environments in this slice.
+          options: Reset options dict or None.
+
+        Returns:
+          Dict from batch index to non-empty reset info.
+        """
+        first_infos = {}
+        for index, seed in requests:
+            self._reset_one(index - self.start, seed, options, first_infos)
+        return first_infos
+
+    def attribute(self, index, name):
+        """Value of an attribute of the environment at batch index `index`."""
+        return getattr(self.envs[index - self.start], name)
+
+    def call(self, name, args, kwargs):
+        """List of each environment's method result (or attribute value)."""
+        results = []
+        for env in self.envs:
+            attribute = getattr(env, name)
+            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
+        return results
+
+    def close(self):
+        """Close the environments and let go of the shared arrays."""
+        self._actions = self._observ = self._first_observ = None
+        self._reward = self._terminated = self._truncated = None
+        for env in self.envs:
+            env.close()
+
+    def _reset_one(self, offset, seed, options, first_infos):
+        # The seed given at construction applies to an environment's first reset.
+        if seed is None:
+            seed = self._pending_seeds[offset]
+        self._pending_seeds[offset] = None
+        observ, info = self.envs[offset].reset(seed=seed, options=options)
+        self._write(self._first_observ, offset, observ)
+        if info and self._return_infos:
+            first_infos[self.start + offset] = info
+
+    def _write(self, leaves, offset, observ):
+        """Write an observation into row `offset` of the shared observation leaves."""
+        for leaf, value in zip(leaves, self._observ_layout.flatten(observ)):
+            leaf[offset] = value
+
+
+class _Worker:
+    """Parent-side handle of one worker process: its pipes and process."""
+
+    def __init__(self, context, index, constructors, start, seeds, slice_options):
+        command_reader, command_writer = context.Pipe(duplex=False)
+        result_reader, result_writer = context.Pipe(duplex=False)
+        self.start = start
+        self.stop = start + len(seeds)
+        self.process = context.Process(
+            target=_worker_main,
+            args=(constructors, start, seeds, slice_options, command_reader, result_writer),
+            name=f'ParallelBatchEnv-worker-{index}', daemon=True)
+        self.process.start()
+        # Without the parent's copies of the worker's ends, a dead worker shows up
+        # as end-of-file on the result pipe and a dead parent as end-of-file on the
+        # command pipe.
+        command_reader.close()
+        result_writer.close()
+        self._command = command_writer
+        self._result = result_reader
+        self.result_fd = result_reader.fileno()
+        self.sentinel = self.process.sentinel
+        self.description = (
+            f'environment worker {index} (pid {self.process.pid}, environments '
+            f'{self.start} to {self.stop - 1})')
+
+    def send(self, command, payload=None):
+        """Send a command; raises if the worker is gone."""
+        try:
+            _write(self._command.fileno(), _encode(command, payload, cloudpickle.dumps))
+        except (BrokenPipeError, ConnectionResetError):
+            raise self.died_error() from None
+
+    def receive(self):
+        """Read one reply; raises `WorkerError` for an exception in the worker."""
+        try:
+            kind, payload = _read(self.result_fd)
+        except EOFError:
+            raise self.died_error() from None
+        if kind == _FAILURE:
+            raise errors.WorkerError.from_failure(payload, f'raised in {self.description}')
+        return payload
+
+    def died_error(self):
+        """The error to raise when the worker ended unexpectedly."""
+        return errors.WorkerDiedError(
+            f'The {self.description} {errors.describe_exit(self.process)}; the '
+            f'ParallelBatchEnv is closed. Check memory use and the environment for crashes.')
+
+    def request_close(self):
+        """Ask the worker to close its environments and exit."""
+        try:
+            os.write(self._command.fileno(), _CLOSE)
+        except OSError:
+            pass
+
+    def join_or_kill(self, timeout):
+        """Wait for the worker to exit, killing it after `timeout` seconds."""
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            self.process.terminate()
+            self.process.join(1.0)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join()
+        self._command.close()
+        self._result.close()
+        self.process.close()
+
+
+def _worker_main(constructors, start, seeds, slice_options, command_reader, result_writer):
+    """Body of a worker process: build the environments, then serve commands."""
+    # Ctrl-C reaches the whole process group; the parent decides when to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    command_fd, result_fd = command_reader.fileno(), result_writer.fileno()
+    env_slice, shared = None, None
+    try:
+        env_slice = _EnvSlice(
+            [constructor() for constructor in pickle.loads(constructors)], start, seeds,
+            **slice_options)
+        reply = _encode(_RESULT, env_slice.spaces())
+    except Exception as error:
+        reply = _encode(_FAILURE, errors.describe_exception(error))
+    _write(result_fd, reply)
+    try:
+        while True:
+            try:
+                command, payload = _read(command_fd)
+            except EOFError:
+                break  # The parent is gone.
+            if command == _CLOSE:
+                break
+            try:
+                if command == _STEP:
+                    reply = env_slice.step()
+                elif command == _RESET:
+                    reply = env_slice.reset(*payload)
+                elif command == _CALL:
+                    reply = env_slice.call(*payload)
+                elif command == _ATTRIBUTE:
+                    reply = env_slice.attribute(*payload)
+                elif command == _ATTACH:
+                    shared = shared_arrays.SharedArrays(payload[1], name=payload[0])
+                    env_slice.bind(shared)
+                    reply = None
+                else:
+                    raise ValueError(f'Unknown command {command!r}.')
+                reply = _DONE if reply is None else _encode(_RESULT, reply)
+            except Exception as error:
+                reply = _encode(_FAILURE, errors.describe_exception(error))
+            _write(result_fd, reply)
+    finally:
+        if env_slice is not None:
+            env_slice.close()
+        if shared is not None:
+            shared.close()
+
+
+class _ReplyPickler(pickle.Pickler):
+    """Pickles NumPy scalars as Python numbers plus their type, about twice as fast.
+
+    Environments such as the MuJoCo tasks return infos of NumPy scalars at every
+    step; NumPy's own pickling of a scalar (dtype plus raw bytes) dominates the
+    cost of sending them. The conversion is exact for these types.
+    """
+
+    dispatch_table = copyreg.dispatch_table.copy()
+    for _type, _python_type in [
+            (np.float16, float), (np.float32, float), (np.float64, float), (np.bool_, bool),
+            (np.int8, int), (np.int16, int), (np.int32, int), (np.int64, int),
+            (np.uint8, int), (np.uint16, int), (np.uint32, int), (np.uint64, int)]:
+        dispatch_table[_type] = functools.partial(
+            lambda value, scalar_type, python_type: (scalar_type, (python_type(value),)),
+            scalar_type=_type, python_type=_python_type)
+    del _type, _python_type
+
+
+def _dumps_reply(payload, protocol):
+    buffer = io.BytesIO()
+    _ReplyPickler(buffer, protocol).dump(payload)
+    return buffer.getvalue()
+
+
+def _encode(kind, payload, dumps=_dumps_reply):
+    """Bytes of one message: the kind byte, then the payload's length and pickle."""
+    if kind not in _KINDS_WITH_PAYLOAD:
+        return kind
+    body = dumps(payload, pickle.HIGHEST_PROTOCOL)
+    return kind + _LENGTH.pack(len(body)) + body
+
+
+def _write(fd, data):
+    """Write all bytes of `data` to a file descriptor."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read(fd):
+    """Read one message; raises EOFError if the other end is closed.
+
+    Returns:
+      Pair of the kind byte and the unpickled payload (None if it has none).
+    """
+    data = os.read(fd, _READ_SIZE)
+    if not data:
+        raise EOFError
+    kind = data[:1]
+    if kind not in _KINDS_WITH_PAYLOAD:
+        return kind, None
+    buffer = bytearray(data)
+    while len(buffer) < 1 + _LENGTH.size:
+        buffer += _read_more(fd, _READ_SIZE)
+    end = 1 + _LENGTH.size + _LENGTH.unpack_from(buffer, 1)[0]
+    while len(buffer) < end:
+        buffer += _read_more(fd, max(_READ_SIZE, end - len(buffer)))
+    return kind, pickle.loads(memoryview(buffer)[1 + _LENGTH.size:end])
+
+
+def _read_more(fd, size):
+    data = os.read(fd, size)
+    if not data:
+        raise EOFError
+    return data
+
+
+def _split(start, stop, parts):
+    """Split the range [start, stop) into `parts` consecutive (start, stop) pairs."""
+    size, remainder = divmod(stop - start, parts) if parts else (0, 0)
+    bounds = []
+    for part in range(parts):
+        end = start + size + (1 if part < remainder else 0)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _shared_layout(size, observ_layout, action_layout):
+    """Layout of the `SharedArrays` of a batch: one array per leaf of each space."""
+    layout = {}
+    for name, batch_layout in (
+            ('action', action_layout), ('observ', observ_layout),
+            ('first_observ', observ_layout)):
+        for index, space in enumerate(batch_layout.leaves):
+            layout[f'{name}.{index}'] = ((size,) + space.shape, space.dtype)
+    layout['reward'] = ((size,), np.float32)
+    layout['terminated'] = ((size,), bool)
+    layout['truncated'] = ((size,), bool)
+    return layout
+
+
+def _leaf_arrays(shared, name):
+    """The shared arrays of the leaves of `name`, in the order of the space's leaves."""
+    leaves = []
+    while f'{name}.{len(leaves)}' in shared.layout:
+        leaves.append(shared[f'{name}.{len(leaves)}'])
+    return leaves

@@ -1,0 +1,161 @@
+"""Environments of known behaviour and process checks, for the hosting tests.
+
+The environments live in a module, not in a test file, so worker processes
+import them by reference.
+"""
+
+from multiprocessing import forkserver
+from multiprocessing import resource_tracker
+import os
+import time
+
+import gymnasium
+import numpy as np
+
+# The repository's root, for scripts run in a fresh interpreter.
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+
+class CountingEnv(gymnasium.Env):
+    """An environment whose observation is the number of steps of its episode.
+
+    After `n` steps the observation is `n` (filled into the observation space's
+    shape and dtype), the reward is `n`, and the episode terminates at
+    `n == length`. Every second step returns the info `{'count': n, 'half':
+    np.float32(n / 2)}`, the others an empty info, and a reset returns the info
+    `{'options': options}`. It can raise at a chosen step, sleep in `step` and
+    `close`, and records its actions.
+    """
+
+    def __init__(
+            self, length=4, observation_space=None, action_space=None, fail_at_step=None,
+            step_delay=0.0, close_delay=0.0):
+        """Create the environment.
+
+        Args:
+          length: Steps per episode.
+          observation_space: Box or Discrete space; Box(-inf, inf, (2,), float64)
+            if None.
+          action_space: Any space; Discrete(3) if None.
+          fail_at_step: Raise ValueError at this step of an episode, if given.
+          step_delay: Seconds to sleep in every step.
+          close_delay: Seconds to sleep in `close`.
+        """
+        self.observation_space = observation_space or gymnasium.spaces.Box(
+            -np.inf, np.inf, (2,), np.float64)
+        self.action_space = action_space or gymnasium.spaces.Discrete(3)
+        self.length = length
+        self.fail_at_step = fail_at_step
+        self.step_delay = step_delay
+        self.close_delay = close_delay
+        self.count = 0
+        self.resets = 0
+        self.actions = []
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.count = 0
+        self.resets += 1
+        return self._observ(), {'options': options}
+
+    def step(self, action):
+        time.sleep(self.step_delay)
+        if self.count + 1 == self.fail_at_step:
+            raise ValueError(f'step {self.count + 1} failed on purpose')
+        self.actions.append(np.asarray(action))
+        self.count += 1
+        info = {'count': self.count, 'half': np.float32(self.count / 2)}
+        return (
+            self._observ(), float(self.count), self.count >= self.length, False,
+            info if self.count % 2 == 0 else {})
+
+    def scaled_count(self, factor):
+        """The step count times `factor`, to test calling methods remotely."""
+        return factor * self.count
+
+    def close(self):
+        time.sleep(self.close_delay)
+
+    def _observ(self):
+        space = self.observation_space
+        if isinstance(space, gymnasium.spaces.Discrete):
+            return self.count
+        return np.full(space.shape, self.count, space.dtype)
+
+
+class NestedEnv(gymnasium.Env):
+    """An environment with Dict or Tuple observations whose values follow its seed."""
+
+    def __init__(self, kind='dict'):
+        """Create the environment.
+
+        Args:
+          kind: 'dict' for a Dict observation space holding a Tuple, or 'tuple'
+            for a Tuple space holding a Dict.
+        """
+        spaces = gymnasium.spaces
+        position = spaces.Box(-10.0, 10.0, (2,), np.float32)
+        goal = spaces.Discrete(5)
+        image = spaces.Box(0, 255, (3, 2), np.uint8)
+        if kind == 'dict':
+            self.observation_space = spaces.Dict(
+                {'position': position, 'sensors': spaces.Tuple((goal, image))})
+        else:
+            self.observation_space = spaces.Tuple((position, spaces.Dict({'goal': goal})))
+        self.action_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self._count = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._count = 0
+        return self._observ(), {}
+
+    def step(self, action):
+        self._count += 1
+        return self._observ(), float(np.sum(action)), self._count >= 5, False, {}
+
+    def _observ(self):
+        # Drawn from the environment's seeded generator, so equal seeds give equal values.
+        self.observation_space.seed(int(self.np_random.integers(2 ** 31)))
+        return self.observation_space.sample()
+
+
+def is_running(pid):
+    """Whether a process exists and is not a zombie."""
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
+def wait_until_gone(pids, timeout=10):
+    """Wait until none of the processes runs; return whether they all ended in time."""
+    deadline = time.monotonic() + timeout
+    while any(is_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(is_running(pid) for pid in pids)
+
+
+def child_pids():
+    """Process ids of the running children of this process.
+
+    Leaves out multiprocessing's forkserver and resource tracker, which start on
+    first use and serve later workers too.
+    """
+    children = set()
+    for task in os.listdir(f'/proc/{os.getpid()}/task'):
+        with open(f'/proc/{os.getpid()}/task/{task}/children') as listing:
+            children.update(int(pid) for pid in listing.read().split())
+    children.discard(forkserver._forkserver._forkserver_pid)
+    children.discard(resource_tracker._resource_tracker._pid)
+    return {pid for pid in children if is_running(pid)}
+
+
+def new_children(before, timeout=10):
+    """Children started since `before` that are still running after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while child_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return child_pids() - before
