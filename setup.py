@@ -22,6 +22,8 @@ setuptools.setup(
         'cloudpickle',
         'ruamel.yaml',
         'absl-py',
+        # The progress line of training.
+        'tqdm',
         # Summaries are written for TensorBoard, and the plot command reads them back.
         'tensorboard',
         # Rendering and writing videos in visualize.py.

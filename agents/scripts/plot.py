@@ -19,12 +19,14 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
 
 from agents.scripts import plotting  # noqa: E402
 
 
 def main(argv):
     del argv  # Unused.
+    logging.set_verbosity(logging.WARNING)  # TensorBoard's reader logs every file it opens.
     out = FLAGS.out or os.path.join(FLAGS.logdir, 'plot.png')
     try:
         curves = plotting.read_curves(FLAGS.logdir)

@@ -26,6 +26,7 @@ from absl import logging  # noqa: E402
 
 from agents.scripts import command_line  # noqa: E402
 from agents.scripts import lazy_import  # noqa: E402
+from agents.scripts import progress as progress_lib  # noqa: E402
 
 # Loaded on first use, after the flags are parsed: a mistyped flag is reported
 # at once instead of after seconds of importing TensorFlow.
@@ -184,8 +185,7 @@ def main(argv):
             utility.save_config(config, logdir)
             logging.info('Starting run %s.', logdir)
         backend, backend_options = command_line.backend_from_flags(FLAGS)
-        for _ in train(config, logdir, backend, backend_options, resume):
-            pass
+        _train_with_progress(config, logdir, backend, backend_options, resume)
     except utility.ConfigError as error:
         raise app.UsageError(str(error)) from None
     except KeyboardInterrupt:
@@ -193,6 +193,22 @@ def main(argv):
         sys.exit(130)  # The shell's code for a process ended by Ctrl-C.
     except tf.errors.OpError as error:
         sys.exit(_describe_failure(error, config, FLAGS.logdir, logdir))
+
+
+def _train_with_progress(config, logdir, backend, backend_options, resume):
+    """Train, showing the progress of the run from the results of its phases."""
+    checkpoint = resume and tf.train.latest_checkpoint(logdir)
+    start = int(checkpoint.rsplit('-', 1)[1]) if checkpoint else 0
+    progress = progress_lib.Progress(config.steps, start)
+    progress.redirect(logging.get_absl_handler())
+    try:
+        for result in train(config, logdir, backend, backend_options, resume):
+            if result.phase == 'eval':
+                progress.update(result.step, result.score, result.score_std)
+            else:
+                progress.update(result.step)
+    finally:
+        progress.close()
 
 
 def _describe_checkpoint(base_logdir, logdir):

@@ -245,6 +245,8 @@ def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, u
     log = '\n'.join(lines)
     assert 'Resuming run' in log and 'mean score' in log and 'env steps/s' in log
     assert f'Training from step {step} to 1600.' in log  # Continued, not restarted.
+    # Not on a terminal: plain progress lines, no carriage returns.
+    assert lines[-1].startswith('Progress: 1,600/1,600 steps (100.0%), ') and '\r' not in log
     assert tf.train.latest_checkpoint(run).endswith('model.ckpt-1600')
     assert os.listdir(tmp_path) == [run.name]
 
