@@ -240,9 +240,11 @@ def run_all(jobs, num_parallel, directory, extra_args, report_only=False):
 
 
 def score_at(evaluations, step):
-    """The evaluation at the largest step not after `step`."""
-    before = [score for at, score, _ in evaluations if at <= step]
-    return before[-1] if before else float('nan')
+    """The score of the evaluation nearest to `step`.
+
+    Evaluations fall on whole rounds of collection, so near, not on, round numbers.
+    """
+    return min(evaluations, key=lambda evaluation: abs(evaluation[0] - step))[1]
 
 
 def steps_to(evaluations, threshold):
