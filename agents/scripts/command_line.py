@@ -23,6 +23,12 @@ def define_environment_flags():
         'num_workers', None, 'Worker processes of the parallel backend.', lower_bound=1)
     flags.DEFINE_string(
         'ray_address', None, 'Address of a running Ray cluster; a local one starts if unset.')
+    flags.DEFINE_float(
+        'env_timeout', None, 'Seconds an environment may take for a step or reset before the '
+        'run stops with an error; overrides the config key env_timeout.')
+    flags.register_validator(
+        'env_timeout', lambda value: value is None or value > 0,
+        '--env_timeout must be a positive number of seconds.')
     flags.DEFINE_list(
         'register', [], 'Modules to import that register networks, algorithms, optimizers or '
         'environment constructors the config names.')

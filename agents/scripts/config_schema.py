@@ -40,6 +40,12 @@ class RunConfig:
         0, 'Environment i is seeded with 1000 * seed + i and the graph seed is set; None for '
         'unseeded.', at_least=0)
     normalize_ranges: bool = key(True, 'Map finite observation and action ranges to [-1, 1].')
+    checkpoint_seconds: float = key(
+        300, 'Also store a checkpoint when this many seconds passed since the last.', above=0)
+    keep_checkpoints: int = key(5, 'Checkpoints kept on disk, the newest.', at_least=1)
+    env_timeout: float | None = key(
+        60, 'Seconds an environment may take for a step or reset before the run stops with '
+        'an error; None waits forever.', above=0)
 
     def __post_init__(self):
         if isinstance(self.env, str):

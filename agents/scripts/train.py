@@ -10,6 +10,7 @@ timestamp names the run, as in the original BatchPPO: `--timestamp=T` starts
 a new run `T-<config>`, or resumes the run of that name if it exists.
 """
 
+import contextlib
 import datetime
 import glob
 import os
@@ -25,6 +26,7 @@ from absl import flags  # noqa: E402
 from absl import logging  # noqa: E402
 
 from agents.scripts import command_line  # noqa: E402
+from agents.scripts import interrupts  # noqa: E402
 from agents.scripts import lazy_import  # noqa: E402
 from agents.scripts import progress as progress_lib  # noqa: E402
 
@@ -35,6 +37,7 @@ tools = lazy_import.module('agents.tools')
 environments = lazy_import.module('agents.scripts.environments')
 registry = lazy_import.module('agents.scripts.registry')
 utility = lazy_import.module('agents.scripts.utility')
+graph_errors = lazy_import.module('agents.tools.graph_errors')
 
 
 def _define_loop(graph, logdir, config):
@@ -69,19 +72,26 @@ def eval_interval(config):
     return max(1, round(config.eval_every / round_steps)) * round_steps
 
 
-def train(config, logdir, env_backend='parallel', backend_options=None, resume=False):
+def train(config, logdir, env_backend='parallel', backend_options=None, resume=False,
+          checkpoint=None):
     """Train and evaluate the configured algorithm, yielding the result of each phase.
 
     The run trains for `config.steps` environment steps, evaluating the
     policy's mode over `config.eval_episodes` complete episodes every
     `config.eval_every` training steps and at the end.
 
+    Checkpoints are stored in `logdir` after each evaluation, by wall time
+    (`checkpoint_seconds`), and when training ends for any reason: done,
+    interrupted (Ctrl-C, SIGTERM) or failed (an environment raised or died).
+
     Args:
       config: Configuration AttrDict.
       logdir: Run directory for checkpoints and summaries, or None.
       env_backend: Where environments run, see `utility.define_batch_env`.
       backend_options: Dict of options for the environment backend.
-      resume: Restore the newest checkpoint in `logdir` and continue from its step.
+      resume: Restore a checkpoint in `logdir` and continue from its step.
+      checkpoint: Path prefix of the checkpoint to resume from; the newest that
+        restores if None.
 
     Yields:
       `tools.loop.PhaseResult` of each training and evaluation phase.
@@ -100,19 +110,23 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
             # Environment, episode and memory variables are not stored: the
             # environments' Python state is not checkpointed, so a resumed run
             # starts new episodes.
-            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            store = None
+            if logdir:
+                store = utility.define_checkpoints(
+                    logdir, config.keep_checkpoints, config.checkpoint_seconds,
+                    exclude=(r'.*_temporary.*',))
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
-                utility.initialize_variables(sess, saver, logdir, resume=resume)
-                logging.info(
-                    'Training from step %d to %d.', sess.run(graph.step), int(config.steps))
-                try:
-                    yield from loop.run(sess, saver, int(config.steps))
+                utility.initialize_variables(sess, store, checkpoint, resume)
+                try:  # From here on, stopping for any reason stores a checkpoint.
+                    logging.info(
+                        'Training from step %d to %d.', sess.run(graph.step), int(config.steps))
+                    yield from loop.run(sess, store, int(config.steps))
                 except KeyboardInterrupt:
                     logging.info('Interrupted; storing a checkpoint before stopping.')
                     raise
                 finally:
-                    if logdir:
-                        loop.store_checkpoint(sess, saver)
+                    if store:
+                        loop.store_checkpoint(sess, store)
             loop.close()
         finally:
             batch_env.close()
@@ -175,38 +189,68 @@ def main(argv):
     logging.set_verbosity(logging.INFO)
     logdir = config = None
     try:
-        registry.import_modules(FLAGS.register)
-        logdir, resume = run_directory(FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
-        if resume:
-            config = utility.load_config(logdir)
-            logging.info('Resuming run %s.', logdir)
-        else:
-            config = utility.make_config(FLAGS.config)
-            utility.save_config(config, logdir)
-            logging.info('Starting run %s.', logdir)
-        backend, backend_options = command_line.backend_from_flags(FLAGS)
-        _train_with_progress(config, logdir, backend, backend_options, resume)
+        with interrupts.raised_on():
+            logdir, resume, config = prepare_run(FLAGS)
+            backend, backend_options = command_line.backend_from_flags(FLAGS)
+            _train_with_progress(
+                config, logdir, backend, backend_options, resume, FLAGS.checkpoint)
     except utility.ConfigError as error:
-        raise app.UsageError(str(error)) from None
-    except KeyboardInterrupt:
-        print(f'Interrupted. {_describe_checkpoint(FLAGS.logdir, logdir)}', file=sys.stderr)
-        sys.exit(130)  # The shell's code for a process ended by Ctrl-C.
+        _exit(str(error))
+    except interrupts.Interrupted as stop:
+        _exit(f'Interrupted by {stop.signal.name}. {_describe_checkpoint(FLAGS.logdir, logdir)}',
+              stop.exit_code)
     except tf.errors.OpError as error:
-        sys.exit(_describe_failure(error, config, FLAGS.logdir, logdir))
+        if not graph_errors.is_environment_error(error):
+            raise
+        _exit(_describe_failure(error, config, FLAGS.logdir, logdir))
 
 
-def _train_with_progress(config, logdir, backend, backend_options, resume):
+def prepare_run(flag_values):
+    """Check the flags and the configuration, then create or find the run directory.
+
+    Args:
+      flag_values: The parsed flags of `define_flags`.
+
+    Raises:
+      utility.ConfigError: Saying what to fix in the flags or the configuration.
+
+    Returns:
+      Tuple of the run directory, whether the run resumes, and the configuration.
+    """
+    registry.import_modules(flag_values.register)
+    logdir, resume = run_directory(flag_values.logdir, flag_values.config, flag_values.timestamp)
+    if flag_values.checkpoint:
+        if not resume:
+            raise utility.ConfigError(
+                f'--checkpoint resumes a run, but there is no run {logdir} to resume.')
+        utility.check_checkpoint(flag_values.checkpoint)
+    config = utility.load_config(logdir) if resume else utility.make_config(flag_values.config)
+    if flag_values.env_timeout is not None:
+        with config.unlocked():
+            config.env_timeout = flag_values.env_timeout
+    if resume:
+        logging.info('Resuming run %s.', logdir)
+    else:
+        utility.save_config(config, logdir)
+        logging.info('Starting run %s.', logdir)
+    return logdir, resume, config
+
+
+def _train_with_progress(config, logdir, backend, backend_options, resume, checkpoint):
     """Train, showing the progress of the run from the results of its phases."""
-    checkpoint = resume and tf.train.latest_checkpoint(logdir)
-    start = int(checkpoint.rsplit('-', 1)[1]) if checkpoint else 0
+    start_checkpoint = resume and (checkpoint or tf.train.latest_checkpoint(logdir))
+    start = int(start_checkpoint.rsplit('-', 1)[1]) if start_checkpoint else 0
     progress = progress_lib.Progress(config.steps, start)
     progress.redirect(logging.get_absl_handler())
+    phases = train(config, logdir, backend, backend_options, resume, checkpoint)
+    # Closed at once, not when garbage collected, so the checkpoint is stored now.
     try:
-        for result in train(config, logdir, backend, backend_options, resume):
-            if result.phase == 'eval':
-                progress.update(result.step, result.score, result.score_std)
-            else:
-                progress.update(result.step)
+        with contextlib.closing(phases):
+            for result in phases:
+                if result.phase == 'eval':
+                    progress.update(result.step, result.score, result.score_std)
+                else:
+                    progress.update(result.step)
     finally:
         progress.close()
 
@@ -222,7 +266,7 @@ def _describe_checkpoint(base_logdir, logdir):
 
 
 def _describe_failure(error, config, base_logdir, logdir):
-    """A few lines naming the failed environment, its exception, and the checkpoint.
+    """One line naming the failed environment, its exception, the report and the checkpoint.
 
     The whole error, with the graph's and the worker's stack traces, goes to
     `error.log` in the run directory.
@@ -232,19 +276,14 @@ def _describe_failure(error, config, base_logdir, logdir):
         file_.write(error.message)
     env = config.env if isinstance(config.env, str) else getattr(
         config.env, '__qualname__', repr(config.env))
-    return (f'Training stopped: environment {env} failed with {failure_cause(error.message)}\n'
-            f'Full error report: {report}\n{_describe_checkpoint(base_logdir, logdir)}')
+    return (f'Training stopped: environment {env} failed with {graph_errors.summarize(error)}. '
+            f'Full error report: {report}. {_describe_checkpoint(base_logdir, logdir)}')
 
 
-def failure_cause(message):
-    """The exception line of a failed operation's message, such as 'ValueError: bad action'.
-
-    The message of an operation that ran Python code, such as stepping the
-    environments, names the node, then the exception, then stack traces.
-    """
-    _, node, cause = message.partition('\nNode: ')
-    cause = cause.split('\n', 1)[1] if node else message
-    return cause.strip().split('\n', 1)[0]
+def _exit(message, code=1):
+    """Exit with `code`, saying `message` on one line of standard error."""
+    print(message, file=sys.stderr, flush=True)
+    sys.exit(code)
 
 
 FLAGS = flags.FLAGS
@@ -260,6 +299,9 @@ def define_flags():
         'timestamp', None, 'Name of the run: a new one starts a run of that name, an '
         'existing one resumes that run from its newest checkpoint. Letters, digits, "." '
         'and "_"; the current time if unset.')
+    flags.DEFINE_string(
+        'checkpoint', None, 'Resume the run from this checkpoint path prefix (such as '
+        '<run>/model.ckpt-10000) instead of the newest one that restores.')
     command_line.define_environment_flags()
     flags.mark_flag_as_required('logdir')
     flags.register_validator(

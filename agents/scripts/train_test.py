@@ -16,6 +16,7 @@ from agents.scripts import environments
 from agents.scripts import networks
 from agents.scripts import train
 from agents.scripts import utility
+from agents.tools import checkpoints
 
 
 def tiny_pendulum():
@@ -51,9 +52,38 @@ def tiny_rollout():
     return config
 
 
+def long_tiny_pendulum():
+    """Tiny networks and a budget too large to finish during a test."""
+    config = tiny_pendulum()
+    config.update(steps=1e7)
+    return config
+
+
 def _train(config_function, logdir, **kwargs):
     config = utility.make_config(f'{__name__}:{config_function.__name__}')
     return list(train.train(config, logdir, 'inprocess', **kwargs))
+
+
+def _tiny_config(**changes):
+    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    with config.unlocked():
+        config.update(changes)
+    return config
+
+
+def _timestamp(run):
+    return os.path.basename(run).split('-', 1)[0]
+
+
+def _processes_in_session(session_id):
+    """Processes still alive in a session (zombies excluded)."""
+    result = subprocess.run(['ps', '-eo', 'sid=,pid=,stat=,args='], capture_output=True, text=True)
+    return [line for line in result.stdout.splitlines()
+            if int(line.split()[0]) == session_id and not line.split()[2].startswith('Z')]
+
+
+def _checkpoint_files(directory):
+    return sorted(name for name in os.listdir(directory) if name.startswith('model.ckpt'))
 
 
 def _event_tags(directory):
@@ -192,19 +222,25 @@ def user_package(tmp_path_factory):
     return directory
 
 
-def run_command(argv, directory, environ, interrupt_on=None):
-    """Run a command, sending it SIGINT, as Ctrl-C does, once a line of its log has a text.
+def run_command(argv, directory, environ, interrupt_on=None, signum=signal.SIGINT):
+    """Run a command, sending it a signal (SIGINT, as Ctrl-C does) once its log has a text.
+
+    The command runs in a session of its own, whose id is its process id, so
+    that the processes it started can be found.
 
     Args:
       argv: The command.
       directory: Working directory.
       environ: Environment variables.
       interrupt_on: Text of the log line after which to interrupt, or None.
+      signum: The signal to interrupt with.
 
     Returns:
-      Tuple of the return code and the lines of stderr.
+      Tuple of the return code, the lines of stderr, and the session id.
     """
-    process = subprocess.Popen(argv, cwd=directory, env=environ, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        argv, cwd=directory, env=environ, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
     watchdog = threading.Timer(300, process.kill)
     watchdog.start()
     lines = []
@@ -212,35 +248,35 @@ def run_command(argv, directory, environ, interrupt_on=None):
         for line in process.stderr:
             lines.append(line.rstrip('\n'))
             if interrupt_on and interrupt_on in line:
-                process.send_signal(signal.SIGINT)
+                process.send_signal(signum)
                 interrupt_on = None
         process.wait()
     finally:
         watchdog.cancel()
-    return process.returncode, lines
+    return process.returncode, lines, process.pid
 
 
-def _train_command(logdir, user_package, *flags, interrupt_on=None):
+def _train_command(logdir, user_package, *flags, interrupt_on=None, signum=signal.SIGINT):
     environ = dict(os.environ, PYTHONPATH=f'{user_package}{os.pathsep}{os.getcwd()}')
     return run_command(
         [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}', *flags],
-        logdir, environ, interrupt_on)
+        logdir, environ, interrupt_on, signum)
 
 
 def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, user_package):
     # The env is registered by a module the trainer imports: workers make it too.
     flags = ['--timestamp=seed0', '--config=mytasks.configs:tiny', '--register=mytasks.envs']
-    code, lines = _train_command(tmp_path, user_package, *flags, interrupt_on='mean score')
+    code, lines, _ = _train_command(tmp_path, user_package, *flags, interrupt_on='mean score')
     run = tmp_path / 'seed0-mytasks.configs.tiny'  # Named by the timestamp, no ':'.
     assert os.listdir(tmp_path) == [run.name]
     checkpoint = tf.train.latest_checkpoint(run)
     assert code == 130, '\n'.join(lines[-30:])
     assert lines[-1] == (
-        f'Interrupted. Checkpoint {checkpoint} is safe; resume with: python -m '
+        f'Interrupted by SIGINT. Checkpoint {checkpoint} is safe; resume with: python -m '
         f'agents.scripts.train --logdir={tmp_path} --timestamp=seed0')
     step = int(checkpoint.rsplit('-', 1)[1])
     assert 0 < step < 1600
-    code, lines = _train_command(tmp_path, user_package, *flags)
+    code, lines, _ = _train_command(tmp_path, user_package, *flags)
     assert code == 0, '\n'.join(lines[-30:])
     log = '\n'.join(lines)
     assert 'Resuming run' in log and 'mean score' in log and 'env steps/s' in log
@@ -253,17 +289,17 @@ def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, u
 
 def test_command_line_ends_a_failed_environment_with_its_cause(tmp_path, user_package):
     # The env `module:EnvId` is made in worker processes, which import the module.
-    code, lines = _train_command(
+    code, lines, _ = _train_command(
         tmp_path, user_package, '--config=mytasks.configs:failing', '--env_backend=process')
     assert code == 1
     (run,) = glob.glob(str(tmp_path / '*-mytasks.configs.failing'))
-    last_lines = lines[-3:]
-    assert last_lines[0] == (
-        'Training stopped: environment mytasks.envs:FailingPendulum-v0 failed with '
-        'WorkerError: FloatingPointError: the simulator diverged')
-    assert last_lines[1] == f'Full error report: {run}/error.log'
     checkpoint = tf.train.latest_checkpoint(run)
-    assert last_lines[2].startswith(f'Checkpoint {checkpoint} is safe; resume with: ')
+    assert lines[-1] == (
+        'Training stopped: environment mytasks.envs:FailingPendulum-v0 failed with '
+        'WorkerError: FloatingPointError: the simulator diverged. Full error report: '
+        f'{run}/error.log. Checkpoint {checkpoint} is safe; resume with: python -m '
+        f'agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
+    assert tf.train.load_checkpoint(checkpoint).get_tensor('global_step') > 0
     assert not any('Traceback' in line for line in lines)
     with open(os.path.join(run, 'error.log')) as file_:
         assert 'the simulator diverged' in file_.read()
@@ -314,19 +350,6 @@ def test_run_directory_names_are_safe_on_every_file_system():
     assert train.safe_name('a b/c\\d*e') == 'a_b_c_d_e'
 
 
-def test_failure_cause_is_the_exception_of_the_failed_operation():
-    def fail(value):
-        raise FloatingPointError(f'diverged at {value}')
-
-    with tf.Graph().as_default():
-        result = tf.numpy_function(fail, [tf.constant(3)], tf.int32)
-        with tf.compat.v1.Session() as sess:
-            with pytest.raises(tf.errors.OpError) as info:
-                sess.run(result)
-    assert train.failure_cause(info.value.message) == 'FloatingPointError: diverged at 3'
-    assert train.failure_cause('A plain message.\nMore.') == 'A plain message.'
-
-
 def test_short_run_with_environments_on_ray(tmp_path):
     ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
     config = utility.make_config(f'{__name__}:tiny_pendulum')
@@ -340,3 +363,62 @@ def test_short_run_with_environments_on_ray(tmp_path):
     assert [each.phase for each in results] == ['train', 'eval']
     assert np.isfinite(results[-1].score)
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-400')
+
+
+def test_sigterm_stores_a_restorable_checkpoint_and_leaves_no_process(tmp_path, user_package):
+    code, lines, session = _train_command(
+        tmp_path, user_package, f'--config={__name__}:long_tiny_pendulum',
+        '--env_backend=parallel', '--num_workers=1', interrupt_on='Training from step',
+        signum=signal.SIGTERM)  # Training runs, and so do its worker processes.
+    assert code == 128 + signal.SIGTERM, '\n'.join(lines[-30:])
+    (run,) = glob.glob(str(tmp_path / '*-*'))
+    checkpoint = tf.train.latest_checkpoint(run)
+    assert lines[-1] == (
+        f'Interrupted by SIGTERM. Checkpoint {checkpoint} is safe; resume with: python -m '
+        f'agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
+    assert not _processes_in_session(session)  # Workers and forkserver ended too.
+    config = utility.load_config(run)
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            environments.environment_constructors(config, config.num_agents), 'inprocess')
+        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
+        store = utility.define_checkpoints(run)
+        with tf.compat.v1.Session() as sess:
+            assert utility.initialize_variables(sess, store, resume=True) == checkpoint
+            assert sess.run(graph.step) == int(checkpoint.rsplit('-', 1)[1])
+        batch_env.close()
+
+
+def test_retention_holds_over_three_resumes(tmp_path):
+    # A checkpoint at nearly every step: many more than the two kept.
+    config = _tiny_config(keep_checkpoints=2, checkpoint_seconds=1e-3, steps=200)
+    list(train.train(config, str(tmp_path), 'inprocess'))
+    for steps in (400, 600, 800):
+        config = _tiny_config(keep_checkpoints=2, checkpoint_seconds=1e-3, steps=steps)
+        list(train.train(config, str(tmp_path), 'inprocess', resume=True))
+        state = tf.train.get_checkpoint_state(str(tmp_path))
+        kept = [os.path.basename(each) for each in state.all_model_checkpoint_paths]
+        assert len(kept) == 2 and kept[-1] == f'model.ckpt-{steps}'
+        assert _checkpoint_files(tmp_path) == sorted(
+            f'{name}.{suffix}' for name in kept for suffix in ('data-00000-of-00001', 'index'))
+
+
+def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_path, caplog):
+    list(train.train(_tiny_config(checkpoint_seconds=1e-3, steps=200), str(tmp_path),
+                     'inprocess'))
+    store = checkpoints.Checkpoints(None, str(tmp_path))
+    older, previous, newest = store.paths()[-3:]
+    data = newest + '.data-00000-of-00001'
+    with open(data, 'rb') as file_:
+        content = file_.read()
+    with open(data, 'wb') as file_:
+        file_.write(content[:len(content) // 2])
+    caplog.set_level('INFO')
+    list(train.train(_tiny_config(steps=300), str(tmp_path), 'inprocess', resume=True))
+    messages = [record.getMessage() for record in caplog.records]
+    assert f'Skipping checkpoint {newest}, which does not restore: ' in '\n'.join(messages)
+    assert f'Restored checkpoint {previous}.' in messages
+    caplog.clear()
+    list(train.train(_tiny_config(steps=300), str(tmp_path), 'inprocess', resume=True,
+                     checkpoint=older))
+    assert f'Restored checkpoint {older}.' in [record.getMessage() for record in caplog.records]

@@ -14,6 +14,7 @@ from agents.scripts import configs
 from agents.scripts import environments
 from agents.scripts import registry
 from agents.scripts.command_line import ENV_BACKENDS
+from agents.tools import checkpoints
 from agents.tools.schema import ConfigError
 
 
@@ -231,47 +232,61 @@ def session_config():
     return tf.compat.v1.ConfigProto(allow_soft_placement=True)
 
 
-def define_saver(exclude=(r'.*_temporary.*',), keep=5):
-    """Saver for the graph's variables except those matching `exclude`.
+def define_checkpoints(logdir, keep=5, every_seconds=None, exclude=(r'.*_temporary.*',)):
+    """Checkpoints in `logdir` of the graph's variables except those matching `exclude`.
 
     Environment, episode and memory variables are excluded: the environments'
     Python state is not checkpointed, so a resumed run starts new episodes.
+
+    Args:
+      logdir: Directory of the checkpoints.
+      keep: Number of checkpoints to keep.
+      every_seconds: Store a checkpoint when this many seconds passed since the
+        last one, where the loop asks; never if None.
+      exclude: Regular expressions of variable names not to store.
+
+    Returns:
+      `tools.checkpoints.Checkpoints`.
     """
     variables = tf.compat.v1.global_variables()
     for pattern in exclude:
         variables = [variable for variable in variables if not re.match(pattern, variable.name)]
-    return tf.compat.v1.train.Saver(variables, max_to_keep=keep)
+    saver = tf.compat.v1.train.Saver(variables, max_to_keep=None)
+    return checkpoints.Checkpoints(saver, logdir, keep, every_seconds)
 
 
-def initialize_variables(sess, saver, logdir=None, checkpoint=None, resume=False):
-    """Initialize all variables, then restore the newest checkpoint when resuming.
+def check_checkpoint(path):
+    """Raise a ConfigError unless `path` is the path prefix of a checkpoint on disk."""
+    if not os.path.isfile(path + '.index'):
+        raise ConfigError(
+            f'No checkpoint {path}: pass the path prefix of a checkpoint, the name of its '
+            f'.index file without the extension.')
+
+
+def initialize_variables(sess, store, checkpoint=None, resume=False):
+    """Initialize all variables, then restore a checkpoint when resuming.
 
     Args:
       sess: Session.
-      saver: Saver to restore with.
-      logdir: Directory with checkpoints.
-      checkpoint: Specific checkpoint path to restore; the newest if None.
-      resume: Whether a checkpoint must be restored.
+      store: `tools.checkpoints.Checkpoints` of the run.
+      checkpoint: Checkpoint path prefix to restore; the newest that restores
+        if None.
+      resume: Whether to restore a checkpoint.
 
     Raises:
-      ConfigError: If a checkpoint is required but missing or unreadable.
+      ConfigError: If no checkpoint restores, or the chosen one does not.
+
+    Returns:
+      The restored checkpoint, or None.
     """
     sess.run(tf.group(
         tf.compat.v1.global_variables_initializer(),
         tf.compat.v1.local_variables_initializer()))
-    if checkpoint is None and logdir:
-        checkpoint = tf.train.latest_checkpoint(logdir)
-    if checkpoint is None:
-        if resume:
-            raise ConfigError(
-                f'No checkpoint to resume from in {logdir}. The run stopped before its first '
-                f'checkpoint; start it again without --timestamp.')
-        return
+    if not resume:
+        return None
     try:
-        saver.restore(sess, checkpoint)
-    except (tf.errors.OpError, ValueError) as error:
+        return store.restore(sess, checkpoint)
+    except checkpoints.CheckpointError as error:
         raise ConfigError(
-            f'Cannot restore checkpoint {checkpoint}: {error.__class__.__name__}: '
-            f'{getattr(error, "message", error)}. Pass an older checkpoint or start a new '
-            f'run.') from None
-    logging.info('Restored checkpoint %s.', checkpoint)
+            f'{error} Pass --checkpoint=<path prefix> of one that restores, or start a new '
+            f'run without --timestamp.') from None

@@ -159,9 +159,9 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
             constructors, env_backend, **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            store = utility.define_checkpoints(logdir, exclude=(r'.*_temporary.*',))
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
-                utility.initialize_variables(sess, saver, checkpoint=checkpoint, resume=True)
+                utility.initialize_variables(sess, store, checkpoint, resume=True)
                 _run_episodes(sess, graph, num_agents, num_episodes)
             episodes = [
                 episode for index in range(num_agents) for episode in batch_env[index].episodes]
@@ -174,7 +174,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
 
 
 def _load_run(logdir, checkpoint):
-    """Return the config of the run and the checkpoint to restore.
+    """Return the config of the run and the checkpoint to restore, None for the newest.
 
     Raises:
       utility.ConfigError: If the run directory, its config or the checkpoint is missing.
@@ -185,15 +185,12 @@ def _load_run(logdir, checkpoint):
             f'<logdir>/<timestamp>-<config>.')
     config = utility.load_config(logdir)
     if checkpoint is None:
-        checkpoint = tf.train.latest_checkpoint(logdir)
-        if checkpoint is None:
+        if tf.train.latest_checkpoint(logdir) is None:
             raise utility.ConfigError(
                 f'No checkpoint in {logdir}: train the run until it stores one, or pass '
                 f'--checkpoint=<path prefix such as {logdir}/model.ckpt-1000>.')
-    elif not os.path.isfile(checkpoint + '.index'):
-        raise utility.ConfigError(
-            f'No checkpoint {checkpoint}: pass the path prefix of a checkpoint, the name of '
-            f'its .index file without the extension.')
+    else:
+        utility.check_checkpoint(checkpoint)
     return config, checkpoint
 
 

@@ -50,7 +50,7 @@ class Loop:
         """Create a loop without phases.
 
         Args:
-          logdir: Directory for summaries and checkpoints; None to write nothing.
+          logdir: Directory for summaries; None to write none.
           step: Integer variable counting the environment steps trained on; the
             global step of the graph if None.
           log: Boolean tensor the phase operations read to decide whether to write
@@ -124,7 +124,7 @@ class Loop:
             name, writer, op, batch_size, steps and int(steps), episodes and int(episodes),
             dict(feed or {}), log_every))
 
-    def run(self, sess, saver, max_step=None):
+    def run(self, sess, checkpoints, max_step=None):
         """Run cycles of all phases until the global step reaches `max_step`.
 
         The cycle that reaches `max_step` runs to its end, so a training phase
@@ -132,7 +132,9 @@ class Loop:
 
         Args:
           sess: Session whose variables are initialized or restored.
-          saver: Saver for a checkpoint after each cycle; None to store none.
+          checkpoints: `checkpoints.Checkpoints` to store a checkpoint in after each
+            cycle and during training phases whenever it is `due()`; None to
+            store none.
           max_step: Stop once the global step reaches this; run forever if None.
 
         Yields:
@@ -144,7 +146,7 @@ class Loop:
         while max_step is None or global_step < max_step:
             for phase in self._phases:
                 if phase.steps:
-                    result = self._run_steps(sess, phase, global_step, max_step)
+                    result = self._run_steps(sess, phase, global_step, max_step, checkpoints)
                 else:
                     result = self._run_episodes(sess, phase, global_step)
                 global_step = result.step
@@ -152,8 +154,8 @@ class Loop:
                     'Step %d, phase %s: %s, %.0f env steps/s.', global_step, phase.name,
                     _describe_scores(result), result.env_steps / max(result.seconds, 1e-9))
                 yield result
-            if saver:
-                self.store_checkpoint(sess, saver)
+            if checkpoints:
+                self.store_checkpoint(sess, checkpoints)
         for phase in self._phases:
             if phase.writer:
                 phase.writer.flush()
@@ -164,20 +166,23 @@ class Loop:
             if phase.writer:
                 phase.writer.close()
 
-    def store_checkpoint(self, sess, saver):
-        """Store a checkpoint named after the global step in the log directory.
+    def store_checkpoint(self, sess, checkpoints):
+        """Store a checkpoint named after the global step.
 
-        The saver writes new files before it updates the index of checkpoints,
-        so a crash while writing leaves the previous checkpoint usable.
+        Args:
+          sess: Session holding the variables.
+          checkpoints: `checkpoints.Checkpoints` to store it in.
+
+        Returns:
+          Path prefix of the checkpoint.
         """
-        if not self._logdir:
-            return
-        os.makedirs(self._logdir, exist_ok=True)
-        filename = os.path.join(self._logdir, 'model.ckpt')
-        saver.save(sess, filename, int(sess.run(self._step)), write_meta_graph=False)
+        return checkpoints.save(sess, int(sess.run(self._step)))
 
-    def _run_steps(self, sess, phase, global_step, max_step):
-        """Run a step phase up to the next multiple of its steps, or to `max_step`."""
+    def _run_steps(self, sess, phase, global_step, max_step, checkpoints):
+        """Run a step phase up to the next multiple of its steps, or to `max_step`.
+
+        Stores a checkpoint whenever `checkpoints` is due by wall time.
+        """
         start_time, start_step = time.time(), global_step
         target = (global_step // phase.steps + 1) * phase.steps
         if max_step is not None:
@@ -195,6 +200,8 @@ class Loop:
             scores.extend(np.atleast_1d(score)[np.atleast_1d(done)])
             if summary and should_log:
                 phase.writer.add_summary(summary, global_step)
+            if checkpoints and checkpoints.due():
+                self.store_checkpoint(sess, checkpoints)
             is_first = False
         return _result(
             phase.name, global_step, scores, [], global_step - start_step, start_time)

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
+from agents.tools import checkpoints
 
 
 def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2):
@@ -24,9 +25,10 @@ def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2):
     return loop, envs
 
 
-def _saver():
-    """Saver of the loop's step; environment state is not checkpointed."""
-    return tf.compat.v1.train.Saver([tf.compat.v1.train.get_global_step()])
+def _checkpoints(logdir, **kwargs):
+    """Checkpoints of the loop's step; environment state is not checkpointed."""
+    saver = tf.compat.v1.train.Saver([tf.compat.v1.train.get_global_step()])
+    return checkpoints.Checkpoints(saver, logdir, **kwargs)
 
 
 def test_only_training_steps_advance_the_global_step():
@@ -34,7 +36,7 @@ def test_only_training_steps_advance_the_global_step():
         loop, envs = _define_loop(None)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            results = list(loop.run(sess, saver=None, max_step=12))
+            results = list(loop.run(sess, None, max_step=12))
             assert [(each.phase, each.step) for each in results] == [
                 ('train', 4), ('eval', 4), ('train', 8), ('eval', 8), ('train', 12),
                 ('eval', 12)]
@@ -50,7 +52,7 @@ def test_the_last_evaluation_lands_at_the_budget():
         loop, _ = _define_loop(None, train_steps=4)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            results = list(loop.run(sess, saver=None, max_step=6))
+            results = list(loop.run(sess, None, max_step=6))
     assert [(each.phase, each.step) for each in results][-2:] == [('train', 6), ('eval', 6)]
 
 
@@ -62,7 +64,7 @@ def test_evaluation_counts_the_first_complete_episode_of_each_environment():
         loop, envs = _define_loop(None, durations=(1, 5), eval_episodes=3)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            train, evaluation = list(loop.run(sess, saver=None, max_step=4))
+            train, evaluation = list(loop.run(sess, None, max_step=4))
     assert evaluation.episodes == 3
     np.testing.assert_allclose(evaluation.score, (1 + 5 + 1) / 3)
     np.testing.assert_allclose(evaluation.length, (1 + 5 + 1) / 3)
@@ -74,10 +76,9 @@ def test_summaries_go_to_one_folder_per_phase_and_checkpoints_resume(tmp_path):
     logdir = str(tmp_path)
     with tf.Graph().as_default():
         loop, _ = _define_loop(logdir)
-        saver = _saver()
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            list(loop.run(sess, saver, max_step=8))
+            list(loop.run(sess, _checkpoints(logdir), max_step=8))
             loop.close()
     assert glob.glob(os.path.join(logdir, 'train', 'events.out.tfevents.*'))
     (events,) = glob.glob(os.path.join(logdir, 'eval', 'events.out.tfevents.*'))
@@ -90,12 +91,24 @@ def test_summaries_go_to_one_folder_per_phase_and_checkpoints_resume(tmp_path):
     assert checkpoint.endswith('model.ckpt-8')
     with tf.Graph().as_default():
         loop, _ = _define_loop(logdir)
-        saver = _saver()
+        store = _checkpoints(logdir)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
-            saver.restore(sess, checkpoint)
-            results = list(loop.run(sess, saver, max_step=12))
+            assert store.restore(sess) == checkpoint
+            results = list(loop.run(sess, store, max_step=12))
             assert [each.step for each in results] == [12, 12]
+
+
+def test_checkpoints_are_also_stored_during_training_when_due_by_wall_time(tmp_path):
+    with tf.Graph().as_default():
+        loop, _ = _define_loop(str(tmp_path), train_steps=8)
+        store = _checkpoints(str(tmp_path), keep=3, every_seconds=0)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            list(loop.run(sess, store, max_step=8))
+    # Due at every step of the two environments; the newest three are kept.
+    assert [os.path.basename(path) for path in store.paths()] == [
+        'model.ckpt-4', 'model.ckpt-6', 'model.ckpt-8']
 
 
 def test_a_phase_needs_one_positive_length_and_a_new_name():
