@@ -84,8 +84,9 @@ def _run(argv, directory, environ):
 
 def _start_and_interrupt(argv, directory, environ):
     """Run a training command until it trains, then interrupt it as Ctrl-C does."""
-    code, lines = train_test.run_command(argv, directory, environ, interrupt_on='Training from')
+    code, lines, _ = train_test.run_command(
+        argv, directory, environ, interrupt_on='Training from')
     log = '\n'.join(lines)
     assert any('Training from' in line for line in lines), log[-3000:]
-    assert code == 130 and lines[-1].startswith('Interrupted. '), log[-3000:]
+    assert code == 130 and lines[-1].startswith('Interrupted by SIGINT. '), log[-3000:]
     assert 'Traceback' not in log
