@@ -28,10 +28,11 @@ def test_readme_tables_match_the_schema():
         '`python -m agents.scripts.config_schema` into the README.')
 
 
-def test_the_network_adds_its_keys():
-    config = config_schema.make(configs.cartpole())
+def test_the_network_adds_its_keys_with_their_defaults():
+    config = config_schema.make(dict(
+        env='CartPole-v1', max_length=10, steps=10, network='feed_forward_categorical'))
     assert config.network is networks.feed_forward_categorical
-    assert config.policy_layers == (64, 64)
+    assert config.policy_layers == networks.NetworkConfig().policy_layers
 
 
 @pytest.mark.parametrize('change, message', [
