@@ -1,5 +1,12 @@
 """Tests for stepping batches of environments inside the graph."""
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -8,6 +15,7 @@ import tensorflow as tf
 from agents.tools import in_graph_batch_env
 from agents.tools import in_graph_env
 from agents.tools.envs import batch_env
+from agents.tools.envs import testing
 
 
 def _batch(name, count):
@@ -106,3 +114,48 @@ def test_single_in_graph_env_steps_and_resets():
             assert sess.run(reset).shape == (3,)
             assert sess.run(reward) <= 0.0  # Pendulum rewards are costs.
             assert env.spec.id == 'Pendulum-v1'
+
+
+def test_ctrl_c_stops_a_session_run_that_waits_for_a_hung_worker():
+    # The main thread sits in session.run, where no Python signal handler runs,
+    # while numpy_function waits for the worker in a thread of TensorFlow's.
+    script = textwrap.dedent('''
+        import functools, signal
+        import tensorflow as tf
+        from agents import tools
+        from agents.tools.envs import testing
+        if __name__ == '__main__':
+            received = []
+            signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+            batch = tools.ParallelBatchEnv(
+                [functools.partial(testing.CountingEnv, hang_in='reset')] * 2)
+            with tf.Graph().as_default():
+                reset = tools.InGraphBatchEnv(batch).reset()
+                with tf.compat.v1.Session() as sess:
+                    sess.run(tf.compat.v1.global_variables_initializer())
+                    print(*batch.worker_pids, flush=True)
+                    try:
+                        sess.run(reset)
+                    except tf.errors.OpError as error:
+                        signal.signal(signal.SIGINT, signal.SIG_IGN)  # The test sends more.
+                        print(
+                            'received', bool(received), 'WaitInterrupted' in error.message,
+                            batch.closed)
+    ''')
+    process = subprocess.Popen(
+        [sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, PYTHONPATH=testing.REPOSITORY))
+    try:
+        pids = [int(pid) for pid in process.stdout.readline().split()]
+        assert pids, process.communicate()[1]
+        start = time.monotonic()
+        # Signals sent before session.run waits go to the handler only; send until it stops.
+        while process.poll() is None and time.monotonic() - start < 50:
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+        stdout, stderr = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    assert stdout.splitlines()[-1] == 'received True True True', stdout
+    assert testing.wait_until_gone(pids)

@@ -14,8 +14,10 @@ from agents.tools.envs.backends import BACKENDS
 from agents.tools.envs.backends import make_batch_env
 from agents.tools.envs.batch_env import BatchEnv
 from agents.tools.envs.contract import BaseBatchEnv
+from agents.tools.envs.errors import WaitInterrupted
 from agents.tools.envs.errors import WorkerDiedError
 from agents.tools.envs.errors import WorkerError
+from agents.tools.envs.errors import WorkerTimeoutError
 from agents.tools.envs.mock_environment import MockEnvironment
 from agents.tools.envs.parallel import ParallelBatchEnv
 from agents.tools.envs.process import ExternalProcess

@@ -7,8 +7,16 @@ from agents.tools.envs import process
 from agents.tools.envs import ray
 
 
-def inprocess_batch_env(constructors):
-    """The `inprocess` backend: a blocking `BatchEnv` of environments built here."""
+def inprocess_batch_env(constructors, timeout=None):
+    """The `inprocess` backend: a blocking `BatchEnv` of environments built here.
+
+    Args:
+      constructors: Zero-argument callables, one per environment, each returning
+        a Gymnasium environment.
+      timeout: Accepted like the process backends' option, and ignored: nothing
+        can stop an environment that hangs in this process.
+    """
+    del timeout
     constructors = contract.check_constructors(constructors, 'The inprocess backend')
     return batch_env.BatchEnv([constructor() for constructor in constructors], blocking=True)
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from agents.tools.envs import contract
 from agents.tools.envs import errors
+from agents.tools.envs import remote
 
 
 class BatchEnv(contract.BaseBatchEnv):
@@ -75,9 +76,11 @@ class BatchEnv(contract.BaseBatchEnv):
         observs, infos = zip(*results) if results else ((), ())
         return self._observ_layout.stack(list(observs)), tuple(infos)
 
-    def _close(self):
+    def _close(self, timeout):
         for env in self._envs:
-            if hasattr(env, 'close'):
+            if isinstance(env, remote.RemoteEnvironment):
+                env.close(timeout)
+            elif hasattr(env, 'close'):
                 env.close()
 
     def _resolve(self, indices, promises):
@@ -100,13 +103,18 @@ class BatchEnv(contract.BaseBatchEnv):
         return results
 
     def _guarded(self, index, function):
-        """Call `function` for environment `index`; a dead worker closes the batch.
+        """Call `function` for environment `index`; a failed worker closes the batch.
 
-        The environments of a dead worker are gone, so the batch closes at once
-        and the error names the environment.
+        After a worker died or timed out the batch closes at once and the error
+        names the environment; after Ctrl-C it closes without waiting for the
+        workers, since the program is stopping.
         """
         try:
             return function()
         except errors.WorkerDiedError as error:
-            self.close()
+            hung = isinstance(error, errors.WorkerTimeoutError)
+            self._shut_down(0 if hung else contract.CLOSE_TIMEOUT)
             raise type(error)(f'While waiting for {self._names[index]}: {error}') from None
+        except KeyboardInterrupt:
+            self._shut_down(0)
+            raise

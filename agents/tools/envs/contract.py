@@ -4,6 +4,15 @@ import numpy as np
 
 from agents.tools.envs import batching
 
+# Seconds a process backend waits for a worker's answer before it gives up on
+# it; generous for real tasks, whose steps and resets take milliseconds.
+DEFAULT_TIMEOUT = 60.0
+# Seconds workers get at least to build their environments (starting Python,
+# importing and constructing), which can take long on a busy machine.
+STARTUP_TIMEOUT = 60.0
+# Seconds workers get to close their environments and exit when a batch closes.
+CLOSE_TIMEOUT = 5.0
+
 
 class BaseBatchEnv:
     """Environments stepped and reset together as one batch: what every backend does.
@@ -39,12 +48,24 @@ class BaseBatchEnv:
     more than once, and afterwards every call raises RuntimeError. A batch is a
     context manager that closes on exit.
 
+    Process backends take a `timeout` option (`DEFAULT_TIMEOUT` seconds, None
+    for none): a worker that does not answer a step, reset or other call in
+    time raises `errors.WorkerTimeoutError` naming the environments, the worker
+    and the call, and the batch stops its workers and closes, leaving no
+    process, shared memory or file descriptor behind. Building the
+    environments may take `STARTUP_TIMEOUT` seconds, or the timeout if longer. Ctrl-C or SIGTERM while
+    the batch waits for a worker, in any thread, raises
+    `errors.WaitInterrupted` within milliseconds and closes the batch the same
+    way (see `waiting`).
+
     Public attributes the batch does not define are read from the first
     environment (`batch.spec`), and `batch[i]` reaches environment `i`, where
     the backend allows it.
 
     A backend calls `_set_spaces` once it knows the environments' spaces and
-    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__`.
+    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__`. It
+    closes itself with `_shut_down` after a worker died, timed out or a wait
+    was interrupted.
     """
 
     def __init__(self):
@@ -121,10 +142,7 @@ class BaseBatchEnv:
 
     def close(self):
         """Close the environments and free their processes; safe to call more than once."""
-        if self._closed:
-            return
-        self._closed = True
-        self._close()
+        self._shut_down(CLOSE_TIMEOUT)
 
     def _set_spaces(self, spaces):
         """Check that the environments' spaces agree and take them as the batch's.
@@ -166,8 +184,20 @@ class BaseBatchEnv:
         """
         raise NotImplementedError
 
-    def _close(self):
-        """Close the environments and free the backend's resources, once."""
+    def _shut_down(self, timeout):
+        """Close the batch, giving workers `timeout` seconds to exit before stopping them."""
+        if self._closed:
+            return
+        self._closed = True
+        self._close(timeout)
+
+    def _close(self, timeout):
+        """Close the environments and free the backend's resources, once.
+
+        Args:
+          timeout: Seconds the workers get to close their environments and
+            exit before they are stopped; 0 after a timeout or an interruption.
+        """
         raise NotImplementedError
 
     def _check_open(self):
@@ -196,6 +226,11 @@ class BaseBatchEnv:
         if len(seeds) != count:
             raise ValueError(f'Got {len(seeds)} seeds for {count} environments to reset.')
         return seeds
+
+
+def startup_timeout(timeout):
+    """Seconds to wait for workers to build their environments, given the timeout."""
+    return None if timeout is None else max(timeout, STARTUP_TIMEOUT)
 
 
 def check_constructors(constructors, backend):

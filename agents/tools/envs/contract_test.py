@@ -1,6 +1,10 @@
 """The batch contract (`contract.BaseBatchEnv`), tested on every backend."""
 
 import functools
+import os
+import signal
+import threading
+import time
 
 import gymnasium
 from gymnasium.vector import utils as vector_utils
@@ -11,6 +15,7 @@ from agents.tools import envs
 from agents.tools import nested
 from agents.tools.envs import errors
 from agents.tools.envs import testing
+from agents.tools.envs import waiting
 
 
 # Backend (and variant) -> function of the constructors building the batch.
@@ -35,10 +40,11 @@ def make_batch(request):
     batches = []
     children = testing.child_pids()
 
-    def make(constructors):
-        batches.append(_BACKENDS[request.param](constructors))
+    def make(constructors, **options):
+        batches.append(_BACKENDS[request.param](constructors, **options))
         return batches[-1]
 
+    make.backend = request.param
     yield make
     for batch in batches:
         batch.close()
@@ -197,3 +203,57 @@ def test_close_is_idempotent_and_final(make_batch):
         batch.step(np.zeros((2, 1), np.float32))
     with pytest.raises(RuntimeError, match='closed'):
         batch.reset()
+
+
+@pytest.mark.parametrize('method', ['step', 'reset'])
+def test_hung_environment_times_out_naming_it_and_leaves_nothing_behind(make_batch, method):
+    if make_batch.backend == 'inprocess':
+        pytest.skip('Nothing can stop an environment that hangs in this process.')
+    waiting.watch_signals()  # Its pipe stays open for the process, like a module.
+    fds = testing.open_fds()
+    hung = functools.partial(testing.CountingEnv, hang_in=method)
+    batch = make_batch([testing.CountingEnv, hung], timeout=1.0)
+    if method == 'step':
+        batch.reset()
+    with pytest.raises(errors.WorkerTimeoutError, match='1.0 s') as caught:
+        batch.step([0, 0]) if method == 'step' else batch.reset()
+    message = str(caught.value)
+    assert 'environment 1' in message and 'CountingEnv' in message  # The environment,
+    assert ('worker' if make_batch.backend != 'ray' else 'actor') in message  # its host,
+    assert f'{method}()' in message  # and the call.
+    assert batch.closed
+    if make_batch.backend != 'ray':  # Ray keeps connections of its own.
+        assert testing.open_fds() <= fds
+
+
+def test_ctrl_c_stops_a_wait_for_a_hung_worker_in_another_thread(make_batch):
+    if make_batch.backend == 'inprocess':
+        pytest.skip('Nothing can stop an environment that hangs in this process.')
+    # A thread waits as TensorFlow's numpy_function does while the main thread
+    # is inside session.run, where no Python signal handler can run.
+    batch = make_batch([functools.partial(testing.CountingEnv, hang_in='step')] * 2)
+    batch.reset()
+    outcome = []
+
+    def step():
+        try:
+            batch.step([0, 0])
+        except BaseException as error:  # Handed to the test.
+            outcome.append(error)
+
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        thread = threading.Thread(target=step)
+        thread.start()
+        start = time.monotonic()
+        # Until the thread waits, a signal goes to its handler only; send until it stops.
+        while thread.is_alive() and time.monotonic() - start < 30:
+            os.kill(os.getpid(), signal.SIGINT)
+            thread.join(0.5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert received and not thread.is_alive()
+    assert isinstance(outcome[0], errors.WaitInterrupted), outcome
+    assert 'SIGINT' in str(outcome[0])
+    assert batch.closed

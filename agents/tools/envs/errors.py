@@ -54,6 +54,24 @@ class WorkerDiedError(RuntimeError):
     """
 
 
+class WorkerTimeoutError(WorkerDiedError, TimeoutError):
+    """A worker did not answer a step, reset or other call within the timeout.
+
+    The message names the environments, the worker and the call. The worker
+    was stopped and the batch environment closed, as after `WorkerDiedError`,
+    of which this is a kind.
+    """
+
+
+class WaitInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM arrived while waiting for a worker.
+
+    Raised in the waiting thread, even when it is not the main thread (see
+    `waiting`); a batch environment that raises it has closed itself. A
+    `KeyboardInterrupt`, so code that cleans up after Ctrl-C does the same.
+    """
+
+
 def describe_exception(error):
     """Describe an exception so it can be sent from a worker and raised again.
 
@@ -82,7 +100,9 @@ def env_name(env):
     spec = getattr(env, 'spec', None)
     if spec is not None:
         return spec.id
-    return type(env.unwrapped if isinstance(env, gymnasium.Env) else env).__name__
+    if isinstance(env, gymnasium.Env):
+        return type(env.unwrapped).__name__
+    return env.access('unwrapped.__class__.__name__')  # A `remote.RemoteEnvironment`.
 
 
 def describe_exit(process):

@@ -16,9 +16,9 @@ import io
 import multiprocessing
 import os
 import pickle
-import select
 import signal
 import struct
+import time
 import weakref
 
 import cloudpickle
@@ -28,6 +28,7 @@ from agents.tools.envs import batching
 from agents.tools.envs import contract
 from agents.tools.envs import errors
 from agents.tools.envs import shared_arrays
+from agents.tools.envs import waiting
 
 # Commands from the parent to a worker, one byte each. Only _STEP is on the hot
 # path; it has no payload because the actions are in shared memory.
@@ -44,8 +45,6 @@ _FAILURE = b'!'
 _KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTRIBUTE, _ATTACH, _RESULT, _FAILURE)
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
-
-_CLOSE_TIMEOUT = 5.0
 
 
 class ParallelBatchEnv(contract.BaseBatchEnv):
@@ -64,13 +63,15 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
     continues in the already started next episode.
 
     An exception in an environment is raised once all workers have answered.
+    A timeout names the environments the worker was stepping when it hung.
     `close()` also runs when the object is garbage collected or the interpreter
     exits, and workers exit when their parent dies. Not thread-safe.
     """
 
     def __init__(
-            self, constructors, num_workers=None, step_in_parent=True, seeds=None,
-            auto_reset=True, return_infos=True, start_method='forkserver'):
+            self, constructors, num_workers=None, step_in_parent=None, seeds=None,
+            auto_reset=True, return_infos=True, start_method='forkserver',
+            timeout=contract.DEFAULT_TIMEOUT):
         """Start the worker processes and build their environments.
 
         Args:
@@ -82,10 +83,12 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           step_in_parent: Let the parent step a share of the environments while it
             would otherwise wait for the workers, so that every core steps
             environments. This saves a process and a wake-up per step and measured
-            fastest on an idle machine (see benchmarks/env_throughput.py); set it
-            to False to keep all environments out of the parent process, which
-            isolates their crashes and measured faster on a machine whose cores
-            are busy with other work.
+            fastest on an idle machine (see benchmarks/env_throughput.py); False
+            keeps all environments out of the parent process, which isolates
+            their crashes and measured faster on a machine whose cores are busy
+            with other work. The timeout cannot stop an environment that hangs in
+            the parent, so None, the default, steps in the parent only when
+            there is no timeout.
           seeds: Optional sequence of one seed (or None) per environment, used at
             that environment's first reset, so runs are reproducible.
           auto_reset: Reset finished environments right after the step that ended
@@ -97,6 +100,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           start_method: Multiprocessing start method; 'forkserver' or 'spawn' are
             safe in a process that has imported TensorFlow. With 'fork', workers
             inherit each other's pipes and may outlive a killed parent.
+          timeout: Seconds to wait for the workers' answer to a step, reset or
+            other command before stopping them; None waits for ever. Building the
+            environments may take `contract.STARTUP_TIMEOUT`.
 
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
@@ -112,12 +118,15 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             raise ValueError(
                 f'Got {len(seeds)} seeds for {len(constructors)} environments; pass one '
                 f'seed (or None) per environment.')
+        if step_in_parent is None:
+            step_in_parent = timeout is None
         if num_workers is None:
             num_workers = max(1, (os.cpu_count() or 1) - (1 if step_in_parent else 0))
         if num_workers < 1:
             raise ValueError(f'num_workers must be at least 1, got {num_workers}.')
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.release)
+        self._timeout = timeout
         self._auto_reset = auto_reset
         self._slice_options = dict(auto_reset=auto_reset, return_infos=return_infos)
         try:
@@ -162,7 +171,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         run_local = functools.partial(local.call, name, args, kwargs) if local else None
         replies = self._exchange(
             [(worker, _CALL, (name, args, kwargs)) for worker in self._resources.workers],
-            run_local)
+            run_local, f'calling {name}()')
         return [result for reply in replies for result in reply]
 
     def _step(self, actions):
@@ -172,7 +181,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._has_first_observ[:] = False
         self._first_infos = {}
         local = self._resources.local
-        replies = self._exchange(self._step_messages, local.step if local else None)
+        replies = self._exchange(
+            self._step_messages, local.step if local else None, 'calling step()')
         infos = [{} for _ in range(self._size)]
         for reply in replies:
             if reply is not None:
@@ -212,7 +222,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         run_local = (
             functools.partial(local.reset, local_requests, options) if local_requests else None)
         fresh_infos = {}
-        for reply in self._exchange(messages, run_local):
+        for reply in self._exchange(messages, run_local, 'calling reset()'):
             fresh_infos.update(reply)
         self._has_first_observ[indices] = False
         rows = np.asarray(indices, dtype=np.intp)
@@ -230,17 +240,21 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             return local.attribute(index, name)
         for worker in self._resources.workers:
             if worker.start <= index < worker.stop:
-                return self._exchange([(worker, _ATTRIBUTE, (index, name))], None)[0]
+                return self._exchange(
+                    [(worker, _ATTRIBUTE, (index, name))], None,
+                    f'reading attribute {name!r}')[0]
 
-    def _close(self):
+    def _close(self, timeout):
         """End the workers, close the environments and free the shared memory."""
         self._first_observ = self._observ = self._actions = None
-        self._reward = self._terminated = self._truncated = None
+        self._reward = self._terminated = self._truncated = self._busy = None
+        self._resources.close_timeout = timeout
         self._finalizer()
 
     def _start(self, constructors, seeds, num_workers, step_in_parent, start_method):
         """Start the workers, build the parent's share and the shared memory."""
         size = len(constructors)
+        self._busy = None
         self._first_infos = {}
         self._has_first_observ = np.zeros(size, bool)
         parent_count = size // (num_workers + 1) if step_in_parent else 0
@@ -257,27 +271,32 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                 context, index, pickled_constructors, start, seeds[start:stop],
                 self._slice_options))
         self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
-        self._poller = select.poll()
         self._worker_of_fd = {}
         for worker in self._resources.workers:
             for fd in (worker.result_fd, worker.sentinel):
-                self._poller.register(fd, select.POLLIN)
                 self._worker_of_fd[fd] = worker
+        waiting.watch_signals()
+        self._waiter = waiting.Waiter(self._worker_of_fd)
         if parent_count:
             self._resources.local = _EnvSlice(
                 [constructor() for constructor in constructors[:parent_count]], 0,
                 seeds[:parent_count], **self._slice_options)
-        # Each worker's first message, sent unasked, lists its environments' spaces.
+        # Each worker's first message, sent unasked, describes its environments.
         startup = [(worker, None, None) for worker in self._resources.workers]
-        local_spaces = self._resources.local.spaces if parent_count else None
-        self._set_spaces(
-            [space for reply in self._exchange(startup, local_spaces) for space in reply])
+        local_describe = self._resources.local.describe if parent_count else None
+        descriptions = [
+            description for reply in self._exchange(
+                startup, local_describe, 'building the environments',
+                contract.startup_timeout(self._timeout))
+            for description in reply]
+        self._set_spaces([(observ, action) for observ, action, _ in descriptions])
+        self._names = [name for _, _, name in descriptions]
         shared = shared_arrays.SharedArrays(_shared_layout(
             size, self._observ_layout, self._action_layout))
         self._resources.shared = shared
         self._exchange(
             [(worker, _ATTACH, (shared.name, shared.layout))
-             for worker in self._resources.workers], None)
+             for worker in self._resources.workers], None, 'attaching shared memory')
         if self._resources.local:
             self._resources.local.bind(shared)
         self._actions = _leaf_arrays(shared, 'action')
@@ -285,19 +304,26 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._first_observ = _leaf_arrays(shared, 'first_observ')
         self._reward = shared['reward']
         self._terminated, self._truncated = shared['terminated'], shared['truncated']
+        self._busy = shared['busy']
 
-    def _exchange(self, messages, run_local):
+    def _exchange(self, messages, run_local, description, timeout=None):
         """Send commands to workers, run the parent's share meanwhile, gather replies.
 
         Args:
           messages: List of (worker, command, payload); a command of None sends
             nothing and only waits for the worker's reply.
           run_local: Zero-argument callable for the parent's share, or None.
+          description: What the command does, for error messages.
+          timeout: Seconds to wait for the replies; the batch's timeout if None.
 
         Returns:
           List of the local result (if any) followed by the workers' replies in
           worker order.
         """
+        timeout = self._timeout if timeout is None else timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._busy is not None:
+            self._busy[:] = False
         try:
             for worker, command, payload in messages:
                 if command is not None:
@@ -309,11 +335,14 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                     local_result = run_local()
                 except Exception as error:  # Raised once the workers have replied.
                     local_error = error
-            replies, worker_errors = self._receive(workers)
-        except BaseException:
-            # A worker died or the wait was interrupted: replies may be in flight,
-            # so the protocol cannot continue.
-            self.close()
+            replies, worker_errors = self._receive(workers, deadline, description, timeout)
+        except BaseException as error:
+            # A worker died or timed out, or the wait was interrupted: replies may
+            # be in flight, so the protocol cannot continue. Only after a death
+            # are the other workers healthy enough to close their environments.
+            died = isinstance(error, errors.WorkerDiedError) and not isinstance(
+                error, errors.WorkerTimeoutError)
+            self._shut_down(contract.CLOSE_TIMEOUT if died else 0)
             raise
         if local_error is not None:
             raise local_error
@@ -322,28 +351,53 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         results = [local_result] if run_local is not None else []
         return results + [replies[worker] for worker in workers]
 
-    def _receive(self, workers):
+    def _receive(self, workers, deadline, description, timeout):
         """Wait for one reply from each worker, watching for workers that die.
+
+        Args:
+          workers: The workers to wait for.
+          deadline: `time.monotonic()` time to give up at, or None.
+          description: What the workers were asked to do, for error messages.
+          timeout: Seconds waited in all, for the message of a timeout.
+
+        Raises:
+          WorkerDiedError: If a worker died.
+          WorkerTimeoutError: If a worker did not reply before the deadline.
+          WaitInterrupted: If Ctrl-C or SIGTERM arrived.
 
         Returns:
           Dict from worker to its reply payload, and a list of `WorkerError`s.
         """
-        waiting = {worker.result_fd: worker for worker in workers}
+        pending = {worker.result_fd: worker for worker in workers}
         replies, worker_errors = {}, []
-        while waiting:
-            events = self._poller.poll()
-            for fd, _ in events:
-                worker = waiting.pop(fd, None)
+        while pending:
+            ready = self._waiter.wait(deadline, f'environment workers {description}')
+            if not ready:
+                raise self._timeout_error(list(pending.values()), description, timeout)
+            for fd in ready:
+                worker = pending.pop(fd, None)
                 if worker is not None:
                     try:
                         replies[worker] = worker.receive()
                     except errors.WorkerError as error:
                         worker_errors.append(error)
-            for fd, _ in events:
+            for fd in ready:
                 worker = self._worker_of_fd[fd]
                 if fd == worker.sentinel:
                     raise worker.died_error()
         return replies, worker_errors
+
+    def _timeout_error(self, workers, description, timeout):
+        """The error for workers that did not answer in time, naming what they ran."""
+        hung = [] if self._busy is None else [
+            self._names[index] for index in np.flatnonzero(self._busy)
+            if any(worker.start <= index < worker.stop for worker in workers)]
+        running = f' in {", ".join(hung)}' if hung else ''
+        return errors.WorkerTimeoutError(
+            f'Timed out after {timeout} s: the '
+            f'{"; the ".join(worker.description for worker in workers)} did not finish '
+            f'{description}{running}. The workers were stopped and the ParallelBatchEnv '
+            f'closed. If the environment is only slow, raise the timeout.')
 
 
 class _EnvView:
@@ -372,14 +426,17 @@ class _Resources:
         self.workers = []
         self.local = None
         self.shared = None
+        # Seconds the workers get to exit before they are stopped.
+        self.close_timeout = contract.CLOSE_TIMEOUT
 
     def release(self):
         """Stop the workers, close the parent's environments, unlink shared memory."""
         try:
             for worker in self.workers:
                 worker.request_close()
+            deadline = time.monotonic() + self.close_timeout
             for worker in self.workers:
-                worker.join_or_kill(_CLOSE_TIMEOUT)
+                worker.join_or_kill(max(0.0, deadline - time.monotonic()))
             if self.local is not None:
                 self.local.close()
         finally:
@@ -403,9 +460,12 @@ class _EnvSlice:
         self._auto_reset = auto_reset
         self._return_infos = return_infos
 
-    def spaces(self):
-        """List of (observation space, action space) of the environments."""
-        return [(env.observation_space, env.action_space) for env in self.envs]
+    def describe(self):
+        """List of (observation space, action space, name) of the environments."""
+        return [
+            (env.observation_space, env.action_space,
+             f'environment {self.start + offset} ({errors.env_name(env)})')
+            for offset, env in enumerate(self.envs)]
 
     def bind(self, shared):
         """Use this slice's rows of the `SharedArrays` for actions and results."""
@@ -416,6 +476,7 @@ class _EnvSlice:
         self._observ = [leaf[rows] for leaf in _leaf_arrays(shared, 'observ')]
         self._first_observ = [leaf[rows] for leaf in _leaf_arrays(shared, 'first_observ')]
         self._reward = shared['reward'][rows]
+        self._busy = shared['busy'][rows]
         self._terminated = shared['terminated'][rows]
         self._truncated = shared['truncated'][rows]
 
@@ -432,8 +493,12 @@ class _EnvSlice:
         # the next batch of actions is written.
         actions = self._action_layout.rows(
             self._action_layout.unflatten([leaf.copy() for leaf in self._actions]))
+        busy = self._busy
         for offset, (env, action) in enumerate(zip(self.envs, actions)):
+            # Marks the environment the parent names if this step times out.
+            busy[offset] = True
             observ, reward, is_terminal, is_truncated, info = env.step(action)
+            busy[offset] = False
             self._write(self._observ, offset, observ)
             rewards.append(reward)
             terminated.append(is_terminal)
@@ -479,7 +544,7 @@ class _EnvSlice:
     def close(self):
         """Close the environments and let go of the shared arrays."""
         self._actions = self._observ = self._first_observ = None
-        self._reward = self._terminated = self._truncated = None
+        self._reward = self._terminated = self._truncated = self._busy = None
         for env in self.envs:
             env.close()
 
@@ -488,7 +553,9 @@ class _EnvSlice:
         if seed is None:
             seed = self._pending_seeds[offset]
         self._pending_seeds[offset] = None
+        self._busy[offset] = True
         observ, info = self.envs[offset].reset(seed=seed, options=options)
+        self._busy[offset] = False
         self._write(self._first_observ, offset, observ)
         if info and self._return_infos:
             first_infos[self.start + offset] = info
@@ -579,7 +646,7 @@ def _worker_main(constructors, start, seeds, slice_options, command_reader, resu
         env_slice = _EnvSlice(
             [constructor() for constructor in pickle.loads(constructors)], start, seeds,
             **slice_options)
-        reply = _encode(_RESULT, env_slice.spaces())
+        reply = _encode(_RESULT, env_slice.describe())
     except Exception as error:
         reply = _encode(_FAILURE, errors.describe_exception(error))
     _write(result_fd, reply)
@@ -707,6 +774,8 @@ def _shared_layout(size, observ_layout, action_layout):
     layout['reward'] = ((size,), np.float32)
     layout['terminated'] = ((size,), bool)
     layout['truncated'] = ((size,), bool)
+    # Which environments a worker is stepping or resetting, to name them on a timeout.
+    layout['busy'] = ((size,), bool)
     return layout
 
 

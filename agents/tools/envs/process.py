@@ -3,10 +3,10 @@
 import atexit
 import functools
 import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import signal
+import time
 import traceback
 import weakref
 
@@ -16,11 +16,10 @@ from agents.tools.envs import batch_env
 from agents.tools.envs import contract
 from agents.tools.envs import errors
 from agents.tools.envs import remote
+from agents.tools.envs import waiting
 
 # Sent to an `ExternalProcess` worker instead of a request to end it; has no response.
 _CLOSE = 'close'
-
-_CLOSE_TIMEOUT_SECONDS = 5.0
 
 # Processes not closed yet; weak, so only their owners keep them alive.
 _OPEN_PROCESSES = weakref.WeakSet()
@@ -49,7 +48,10 @@ class ExternalProcess(remote.RemoteEnvironment):
     and the environment reset or closed; whether the environment itself is still
     in a usable state is up to it. If the constructor raised, every request
     raises `WorkerError` with the constructor's exception. If the worker process
-    dies, the pending and all later requests raise `errors.WorkerDiedError`.
+    dies, the pending and all later requests raise `errors.WorkerDiedError`. A
+    worker that does not answer within the timeout is stopped, and the request
+    raises `errors.WorkerTimeoutError`. Ctrl-C or SIGTERM while waiting for an
+    answer, in any thread, raises `errors.WaitInterrupted` (see `waiting`).
 
     The worker ignores SIGINT so that Ctrl-C interrupts only the parent, which
     then closes its workers. Workers still running at interpreter exit are
@@ -58,7 +60,8 @@ class ExternalProcess(remote.RemoteEnvironment):
     workers must guard its entry point with `if __name__ == '__main__':`.
     """
 
-    def __init__(self, constructor, start_method='forkserver'):
+    def __init__(
+            self, constructor, start_method='forkserver', timeout=contract.DEFAULT_TIMEOUT):
         """Start the worker process and construct the environment in it.
 
         Construction does not wait for the environment to be built, so many
@@ -70,6 +73,9 @@ class ExternalProcess(remote.RemoteEnvironment):
           start_method: Start method of `multiprocessing`. 'forkserver' and
             'spawn' are safe after TensorFlow was imported; with 'fork', a
             worker does not notice when its parent dies.
+          timeout: Seconds to wait for the answer to a request before stopping
+            the worker; None waits for ever. The first answer, which waits for
+            the environment to be built, may take `contract.STARTUP_TIMEOUT`.
 
         Raises:
           TypeError: If the constructor is not callable or cannot be pickled.
@@ -86,6 +92,8 @@ class ExternalProcess(remote.RemoteEnvironment):
                 f'Cannot send the environment constructor {constructor!r} to a worker '
                 f'process, cloudpickle failed: {error}') from error
         context = multiprocessing.get_context(start_method)
+        waiting.watch_signals()
+        self._timeout = timeout
         self._closed = False
         self._requests_sent = 0
         self._responses_received = 0
@@ -100,6 +108,7 @@ class ExternalProcess(remote.RemoteEnvironment):
         self._owner_pid = os.getpid()
         # The worker owns its end now; closing ours lets it see EOF when we die.
         worker_connection.close()
+        self._waiter = waiting.Waiter([self._connection.fileno(), self._process.sentinel])
         _OPEN_PROCESSES.add(self)
 
     @property
@@ -107,7 +116,7 @@ class ExternalProcess(remote.RemoteEnvironment):
         """Process id of the worker."""
         return self._pid
 
-    def close(self, timeout=_CLOSE_TIMEOUT_SECONDS):
+    def close(self, timeout=contract.CLOSE_TIMEOUT):
         """Close the environment and end the worker; does nothing the second time.
 
         Unresolved promises are abandoned. A worker that does not exit within the
@@ -171,10 +180,22 @@ class ExternalProcess(remote.RemoteEnvironment):
         return value
 
     def _read_response(self, description):
-        """Read the next response, or raise if the worker died first."""
-        ready = multiprocessing.connection.wait([self._connection, self._process.sentinel])
+        """Read the next response, or raise if the worker died or timed out first."""
+        timeout, waited_for = self._timeout, description
+        if not self._responses_received:  # The worker builds the environment first.
+            timeout = contract.startup_timeout(timeout)
+            waited_for = f'building the environment and {description}'
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ready = self._waiter.wait(
+            deadline, f'the environment worker process {self.pid} {waited_for}')
+        if not ready:
+            self.close(timeout=0)
+            raise errors.WorkerTimeoutError(
+                f'The environment worker process {self.pid} did not answer within '
+                f'{timeout} s while {waited_for}; it was stopped. If the environment '
+                f'is only slow, raise the timeout.')
         # Check the pipe first: a worker may send its response and then exit.
-        if self._connection in ready:
+        if self._connection.fileno() in ready:
             try:
                 return pickle.loads(self._connection.recv_bytes())
             except (EOFError, OSError):
@@ -249,13 +270,15 @@ class ProcessBatchEnv(batch_env.BatchEnv):
     and step, which suits environments that take milliseconds per step.
     """
 
-    def __init__(self, constructors, start_method='forkserver'):
+    def __init__(
+            self, constructors, start_method='forkserver', timeout=contract.DEFAULT_TIMEOUT):
         """Start one worker process per environment.
 
         Args:
           constructors: Zero-argument callables, one per environment, each
             returning a Gymnasium environment.
           start_method: Start method of the workers, see `ExternalProcess`.
+          timeout: Seconds to wait for a worker's answer, see `ExternalProcess`.
 
         Raises:
           ValueError: If there are no constructors or the spaces differ.
@@ -266,9 +289,9 @@ class ProcessBatchEnv(batch_env.BatchEnv):
         envs = []
         try:
             for constructor in constructors:
-                envs.append(ExternalProcess(constructor, start_method))
+                envs.append(ExternalProcess(constructor, start_method, timeout))
             super().__init__(envs, blocking=False)
         except BaseException:
             for env in envs:
-                env.close()
+                env.close(timeout=0)
             raise

@@ -26,16 +26,19 @@ import logging
 import math
 import numbers
 import threading
+import time
 import traceback
 
 from agents.tools.envs import batch_env
 from agents.tools.envs import contract
 from agents.tools.envs import errors
 from agents.tools.envs import remote
+from agents.tools.envs import waiting
 
 _INSTALL_HINT = "The Ray environment backend needs Ray: pip install -e '.[ray]'"
 _PLACEMENT_STRATEGIES = {'spread': 'SPREAD', 'pack': 'PACK'}
-_CLOSE_TIMEOUT_SECONDS = 5.0
+# Seconds between checks for Ctrl-C and the timeout while waiting for an actor.
+_POLL_SECONDS = 0.1
 
 
 class RayEnvironmentError(errors.WorkerError):
@@ -68,13 +71,17 @@ class RayEnvironment(remote.RemoteEnvironment):
         self._host = host
         self._index = index
 
-    def close(self):
+    def close(self, timeout=contract.CLOSE_TIMEOUT):
         """Close the environment; does nothing the second time.
 
         The actor, and with it the environments it hosts, ends once all of its
         environments are closed.
+
+        Args:
+          timeout: Seconds the actor gets to close its environments before it is
+            stopped.
         """
-        self._host.close(self._index)
+        self._host.close(self._index, timeout)
 
     def _submit(self, request, blocking):
         """Queue a request in the actor's batch and return a promise of its value."""
@@ -90,7 +97,9 @@ class RayBatchEnv(batch_env.BatchEnv):
 
     Follows the contract of `contract.BaseBatchEnv`; `batch[i]` is the
     `RayEnvironment` of environment `i`. An actor that dies raises
-    `RayActorDiedError`, a `WorkerDiedError`, unless `restart_on_failure`.
+    `RayActorDiedError`, a `WorkerDiedError`, unless `restart_on_failure`; one
+    that does not answer within `timeout` seconds (an option of
+    `ray_environments`) raises `WorkerTimeoutError`.
     """
 
     def __init__(self, constructors, envs_per_actor=None, **options):
@@ -102,7 +111,7 @@ class RayBatchEnv(batch_env.BatchEnv):
           envs_per_actor: Environments per actor; None chooses the fewest such
             that the actors fit the cluster's CPUs.
           **options: Further options of `ray_environments`, such as `address`,
-            `num_cpus_per_actor` or `restart_on_failure`.
+            `num_cpus_per_actor`, `restart_on_failure` or `timeout`.
 
         Raises:
           ImportError: If Ray is not installed.
@@ -115,13 +124,14 @@ class RayBatchEnv(batch_env.BatchEnv):
             super().__init__(envs, blocking=False)
         except BaseException:
             for env in envs:
-                env.close()
+                env.close(timeout=0)
             raise
 
 
 def ray_environments(
         constructors, envs_per_actor=1, num_cpus_per_actor=1, placement='spread',
-        address=None, restart_on_failure=False, startup_timeout=60.0):
+        address=None, restart_on_failure=False, startup_timeout=60.0,
+        timeout=contract.DEFAULT_TIMEOUT):
     """Start Ray actors hosting environments and return one handle per environment.
 
     Connects to Ray first if this process is not connected yet: to the cluster
@@ -150,6 +160,9 @@ def ray_environments(
         the info {'env_restarted': True}.
       startup_timeout: Seconds to wait for the cluster to provide the CPUs and
         for the environments to be built.
+      timeout: Seconds to wait for an actor's answer to a step, reset or other
+        request before stopping the actor; None waits for ever. Ctrl-C or
+        SIGTERM while waiting, in any thread, raises `errors.WaitInterrupted`.
 
     Raises:
       ImportError: If Ray is not installed.
@@ -164,6 +177,7 @@ def ray_environments(
     constructors = list(constructors)
     _check_arguments(constructors, envs_per_actor, num_cpus_per_actor, placement)
     ray = _import_ray()
+    waiting.watch_signals()
     if not ray.is_initialized():
         ray.init(address=address)
     elif address is not None:
@@ -182,7 +196,7 @@ def ray_environments(
             hosts.append(_ActorHost(
                 ray, reservation, actor_index, start, num_cpus_per_actor,
                 constructors[start:start + envs_per_actor], restart_on_failure,
-                startup_timeout))
+                startup_timeout, timeout))
         for host in hosts:
             host.wait_until_built()
     except BaseException:
@@ -297,7 +311,7 @@ class _ActorHost:
 
     def __init__(
             self, ray, reservation, actor_index, first_env, num_cpus, constructors,
-            restart_on_failure, startup_timeout):
+            restart_on_failure, startup_timeout, timeout):
         """Start the actor; its environments are built in the background.
 
         Args:
@@ -310,6 +324,7 @@ class _ActorHost:
           constructors: Constructors of the actor's environments.
           restart_on_failure: Replace the actor when it dies instead of raising.
           startup_timeout: Seconds to wait for an actor's environments to be built.
+          timeout: Seconds to wait for the answer to a request, or None.
         """
         self._ray = ray
         self._reservation = reservation
@@ -319,6 +334,7 @@ class _ActorHost:
         self._constructors = constructors
         self._restart_on_failure = restart_on_failure
         self._startup_timeout = startup_timeout
+        self._timeout = timeout
         self._lock = threading.RLock()
         self._open = set(range(len(constructors)))
         self._batch = _Batch()
@@ -354,25 +370,27 @@ class _ActorHost:
                 self._send()
             return functools.partial(self._resolve, batch, index)
 
-    def close(self, index):
+    def close(self, index, timeout):
         """Close environment `index`; end the actor after its last environment."""
         with self._lock:
             if index not in self._open:
                 return
             self._open.discard(index)
             if not self._open:
-                self.close_all()
+                self.close_all(timeout)
 
-    def close_all(self):
-        """Close the environments politely, then end the actor; idempotent."""
+    def close_all(self, timeout=contract.CLOSE_TIMEOUT):
+        """Close the environments politely for `timeout` seconds, then end the actor.
+
+        Idempotent.
+        """
         with self._lock:
             self._open.clear()
             if self._actor is None:
                 return
-            if not self._died_error:
+            if not self._died_error and timeout > 0:
                 try:
-                    self._ray.get(
-                        self._actor.close.remote(), timeout=_CLOSE_TIMEOUT_SECONDS)
+                    self._ray.get(self._actor.close.remote(), timeout=timeout)
                 except Exception:  # pylint: disable=broad-except
                     pass  # Ending the actor below closes what remains.
             self._ray.kill(self._actor)
@@ -446,7 +464,24 @@ class _ActorHost:
         batch.outcomes.update(outcomes)
 
     def _get(self, reference, description):
-        """Get a remote result; turn the death of the actor into `RayActorDiedError`."""
+        """Get a remote result within the timeout.
+
+        Raises:
+          RayActorDiedError: If the actor died.
+          WorkerTimeoutError: If the actor did not answer in time; it is stopped.
+          WaitInterrupted: If Ctrl-C or SIGTERM arrived meanwhile.
+        """
+        waiting.discard_signals()
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        while not self._ray.wait([reference], timeout=_POLL_SECONDS)[0]:
+            waiting.raise_if_interrupted(f'{self._name()} {description}')
+            if deadline is not None and time.monotonic() >= deadline:
+                self._died_error = errors.WorkerTimeoutError(
+                    f'Timed out after {self._timeout} s: {self._name()} did not finish '
+                    f'{description}. The actor was stopped. If the environment is only '
+                    f'slow, raise the timeout.')
+                self._ray.kill(self._actor)
+                raise self._died_error
         try:
             return self._ray.get(reference)
         except self._ray.exceptions.RayActorError as error:

@@ -10,6 +10,7 @@ environment answers each with `serve_request`.
 import collections
 import functools
 
+from agents.tools.envs import contract
 from agents.tools.envs import errors
 
 # Kinds of `Request`.
@@ -24,7 +25,8 @@ class Request(collections.namedtuple('Request', ('kind', 'name', 'args', 'kwargs
 
     Attributes:
       kind: 'access' to read attribute `name`, or 'call' to call method `name`.
-      name: Attribute or method name; looked up through Gymnasium wrappers.
+      name: Attribute or method name, looked up through Gymnasium wrappers;
+        dotted names read attributes of attributes ('unwrapped.spec').
       args: Tuple of positional arguments of a call.
       kwargs: Dict of keyword arguments of a call.
     """
@@ -79,10 +81,18 @@ def serve_request(env, request):
 
 
 def _lookup_attribute(env, name):
-    """Look up an attribute, through Gymnasium wrappers if it is one."""
+    """Look up an attribute, through Gymnasium wrappers if it is one.
+
+    A dotted name reads attributes of attributes: 'unwrapped.spec'.
+    """
+    first, *rest = name.split('.')
     if hasattr(env, 'get_wrapper_attr'):
-        return env.get_wrapper_attr(name)
-    return getattr(env, name)
+        value = env.get_wrapper_attr(first)
+    else:
+        value = getattr(env, first)
+    for part in rest:
+        value = getattr(value, part)
+    return value
 
 
 class _RemoteCallable:
@@ -198,8 +208,13 @@ class RemoteEnvironment:
         promise = self._submit(Request.call('reset', seed=seed, options=options), blocking)
         return promise() if blocking else promise
 
-    def close(self):
-        """Close the environment and free its host; does nothing the second time."""
+    def close(self, timeout=contract.CLOSE_TIMEOUT):
+        """Close the environment and free its host; does nothing the second time.
+
+        Args:
+          timeout: Seconds the host gets to close the environment before it is
+            stopped.
+        """
         raise NotImplementedError
 
     def __enter__(self):

@@ -25,12 +25,13 @@ class CountingEnv(gymnasium.Env):
     `n == length`. Every second step returns the info `{'count': n, 'half':
     np.float32(n / 2)}`, the others an empty info, and a reset returns the info
     `{'options': options}`. It can raise at a chosen step, sleep in `step` and
-    `close`, and records its actions.
+    `close`, hang in `step` or `reset`, and records its actions and the
+    `time.monotonic()` start and end of each step.
     """
 
     def __init__(
             self, length=4, observation_space=None, action_space=None, fail_at_step=None,
-            step_delay=0.0, close_delay=0.0):
+            step_delay=0.0, close_delay=0.0, hang_in=None):
         """Create the environment.
 
         Args:
@@ -41,6 +42,7 @@ class CountingEnv(gymnasium.Env):
           fail_at_step: Raise ValueError at this step of an episode, if given.
           step_delay: Seconds to sleep in every step.
           close_delay: Seconds to sleep in `close`.
+          hang_in: 'step' or 'reset' to never return from that method.
         """
         self.observation_space = observation_space or gymnasium.spaces.Box(
             -np.inf, np.inf, (2,), np.float64)
@@ -49,18 +51,24 @@ class CountingEnv(gymnasium.Env):
         self.fail_at_step = fail_at_step
         self.step_delay = step_delay
         self.close_delay = close_delay
+        self.hang_in = hang_in
         self.count = 0
         self.resets = 0
         self.actions = []
+        self.step_times = []
 
     def reset(self, *, seed=None, options=None):
+        self._hang_if('reset')
         super().reset(seed=seed)
         self.count = 0
         self.resets += 1
         return self._observ(), {'options': options}
 
     def step(self, action):
+        start = time.monotonic()
+        self._hang_if('step')
         time.sleep(self.step_delay)
+        self.step_times.append((start, time.monotonic()))
         if self.count + 1 == self.fail_at_step:
             raise ValueError(f'step {self.count + 1} failed on purpose')
         self.actions.append(np.asarray(action))
@@ -76,6 +84,10 @@ class CountingEnv(gymnasium.Env):
 
     def close(self):
         time.sleep(self.close_delay)
+
+    def _hang_if(self, method):
+        while self.hang_in == method:
+            time.sleep(1.0)
 
     def _observ(self):
         space = self.observation_space
@@ -159,3 +171,14 @@ def new_children(before, timeout=10):
     while child_pids() - before and time.monotonic() < deadline:
         time.sleep(0.05)
     return child_pids() - before
+
+
+def open_fds():
+    """Number of open file descriptors of this process.
+
+    Starts multiprocessing's forkserver and resource tracker first, whose pipes
+    stay open once started, so counts before and after starting workers compare.
+    """
+    forkserver.ensure_running()
+    resource_tracker.ensure_running()
+    return len(os.listdir('/proc/self/fd'))

@@ -1,0 +1,132 @@
+"""Waiting for workers: with a deadline, in any thread, stopped by Ctrl-C.
+
+Python runs signal handlers in the main thread only, between bytecodes. While
+the main thread is inside a long C call, such as a TensorFlow `session.run`
+whose `numpy_function` waits for an environment worker in another thread, no
+handler runs, so Ctrl-C would wait as long as the worker. The C-level signal
+handler also writes the number of the signal to the process's signal wakeup
+file descriptor (`signal.set_wakeup_fd`) at once, whatever the threads do.
+Waits here watch that descriptor beside the workers' pipes, so Ctrl-C
+(SIGINT) or SIGTERM arriving during a wait raises `errors.WaitInterrupted` in
+the waiting thread within milliseconds. Signals that arrived before a wait
+began are left to their handlers.
+
+`watch_signals()`, which every process backend calls when it starts, sets the
+wakeup descriptor, from the main thread, unless the program already uses it
+(asyncio does); then only waits in the main thread stop, through the handler.
+"""
+
+import os
+import select
+import signal
+import threading
+import time
+
+from agents.tools.envs import errors
+
+# Signals that stop a wait; the wakeup descriptor receives others too.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_lock = threading.Lock()
+_signal_fd = None  # Read end of the pipe whose write end is the wakeup descriptor.
+
+
+def watch_signals():
+    """Let waits in any thread see Ctrl-C and SIGTERM; effective in the main thread.
+
+    Does nothing outside the main thread, after the first call, or when the
+    program already uses the signal wakeup descriptor.
+    """
+    global _signal_fd
+    with _lock:
+        if _signal_fd is not None or threading.current_thread() is not threading.main_thread():
+            return
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        os.set_blocking(write_fd, False)
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        if previous != -1:  # The program's own; leave it in place.
+            signal.set_wakeup_fd(previous)
+            os.close(read_fd)
+            os.close(write_fd)
+            return
+        _signal_fd = read_fd
+
+
+class Waiter:
+    """Waits until some of a set of file descriptors are readable, or a deadline.
+
+    Ctrl-C and SIGTERM arriving during the wait stop it (see the module
+    docstring). Not thread-safe: one thread waits at a time.
+    """
+
+    def __init__(self, fds):
+        """Watch file descriptors.
+
+        Args:
+          fds: File descriptors (or objects with `fileno()`) to wait for.
+        """
+        self._poller = select.poll()
+        for fd in fds:
+            self._poller.register(fd, select.POLLIN)
+        self._signal_fd = _signal_fd
+        if self._signal_fd is not None:
+            self._poller.register(self._signal_fd, select.POLLIN)
+
+    def wait(self, deadline, description):
+        """Wait until some file descriptors are readable or the deadline passes.
+
+        Args:
+          deadline: `time.monotonic()` time to give up at, or None to wait for ever.
+          description: What is waited for, for the message of an interruption.
+
+        Raises:
+          errors.WaitInterrupted: If Ctrl-C or SIGTERM arrives while waiting.
+
+        Returns:
+          List of the readable file descriptors (those of dead processes
+          included); empty if the deadline passed.
+        """
+        discard_signals()  # Those that came before are not for this wait.
+        while True:
+            if deadline is None:
+                events = self._poller.poll()
+            else:
+                events = self._poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            ready = [fd for fd, _ in events if fd != self._signal_fd]
+            if len(ready) < len(events):
+                raise_if_interrupted(description)
+            if ready or (deadline is not None and time.monotonic() >= deadline):
+                return ready
+
+
+def discard_signals():
+    """Forget the signals received so far; a wait reacts only to later ones."""
+    _read_signals()
+
+
+def raise_if_interrupted(description):
+    """Raise if Ctrl-C or SIGTERM arrived since the last check.
+
+    Args:
+      description: What is waited for, for the message.
+
+    Raises:
+      errors.WaitInterrupted: If a stopping signal arrived.
+    """
+    stop = _read_signals()
+    if stop:
+        raise errors.WaitInterrupted(f'{stop[0].name} interrupted waiting for {description}.')
+
+
+def _read_signals():
+    """Read the signals received so far from the wakeup pipe; return the stopping ones."""
+    if _signal_fd is None:
+        return []
+    received = b''
+    try:
+        while chunk := os.read(_signal_fd, 512):
+            received += chunk
+    except BlockingIOError:
+        pass
+    return [signal.Signals(number) for number in received if number in _STOP_SIGNALS]

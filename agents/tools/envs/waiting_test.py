@@ -1,0 +1,65 @@
+"""Tests of waiting for workers: deadlines and Ctrl-C in any thread."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from agents.tools.envs import errors
+from agents.tools.envs import waiting
+
+
+@pytest.fixture
+def pipe():
+    read_fd, write_fd = os.pipe()
+    yield read_fd, write_fd
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+@pytest.fixture
+def recorded_sigint():
+    """SIGINT is recorded instead of raising, as in a program that handles it itself."""
+    waiting.watch_signals()
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    yield received
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_returns_the_readable_descriptors_or_nothing_at_the_deadline(pipe):
+    read_fd, write_fd = pipe
+    waiter = waiting.Waiter([read_fd])
+    assert waiter.wait(time.monotonic() + 0.05, 'nothing') == []
+    os.write(write_fd, b'x')
+    assert waiter.wait(None, 'a byte') == [read_fd]
+
+
+def test_signal_during_a_wait_in_another_thread_interrupts_it(pipe, recorded_sigint):
+    waiter = waiting.Waiter([pipe[0]])
+    outcome = []
+
+    def wait():
+        try:
+            waiter.wait(time.monotonic() + 30, 'the pipe')
+        except errors.WaitInterrupted as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    while thread.is_alive():
+        os.kill(os.getpid(), signal.SIGINT)
+        thread.join(0.2)
+    assert recorded_sigint  # The main thread's handler ran as well.
+    assert isinstance(outcome[0], errors.WaitInterrupted)
+    assert isinstance(outcome[0], KeyboardInterrupt)
+    assert str(outcome[0]) == 'SIGINT interrupted waiting for the pipe.'
+
+
+def test_signals_before_a_wait_are_left_to_their_handlers(pipe, recorded_sigint):
+    os.kill(os.getpid(), signal.SIGINT)
+    assert recorded_sigint
+    waiter = waiting.Waiter([pipe[0]])
+    assert waiter.wait(time.monotonic() + 0.05, 'the pipe') == []
