@@ -147,6 +147,9 @@ def run_sb3(task, seed):
             super().__init__()
             self.evaluations, self.eval_seconds, self.next_eval = [], 0.0, task.eval_every
             self.start = time.time()
+            # Seeded once: each evaluation plays new episodes, as our loop's do.
+            self.eval_env = gymnasium.make(task.env)
+            self.eval_env.reset(seed=EVAL_SEED_OFFSET + seed)
 
         def _on_step(self):
             if self.num_timesteps >= self.next_eval:
@@ -157,15 +160,14 @@ def run_sb3(task, seed):
         def evaluate(self):
             start = time.time()
             scores = []
-            for episode in range(EVAL_EPISODES):
-                eval_env = gymnasium.make(task.env)
-                observ, _ = eval_env.reset(seed=EVAL_SEED_OFFSET + 100 * seed + episode)
+            for _ in range(EVAL_EPISODES):
+                observ, _ = self.eval_env.reset()
                 done, score = False, 0.0
                 while not done:
                     if normalize:
                         observ = env.normalize_obs(observ)
                     action, _ = model.predict(observ, deterministic=True)
-                    observ, reward, terminated, truncated, _ = eval_env.step(action)
+                    observ, reward, terminated, truncated, _ = self.eval_env.step(action)
                     score += reward
                     done = terminated or truncated
                 scores.append(score)
