@@ -249,8 +249,9 @@ def score_at(evaluations, step):
     return min(evaluations, key=lambda evaluation: abs(evaluation[0] - step))[1]
 
 
-def steps_to(evaluations, threshold):
-    return next((at for at, score, _ in evaluations if score >= threshold), None)
+def first_reaching(evaluations, threshold):
+    """The first evaluation (step, score, train seconds) at or above `threshold`, or None."""
+    return next((each for each in evaluations if each[1] >= threshold), None)
 
 
 def table(results):
@@ -269,27 +270,34 @@ def table(results):
         lines.append(f'\n**{task.env}** (threshold {task.threshold}, budget {task.budget:,} '
                      f'training steps)\n')
         header = ' | '.join(f'score at {_short(step)}' for step in milestones)
-        lines.append(f'| library | seeds | {header} | steps to threshold | wall time (train) |')
-        lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|')
+        lines.append(f'| library | seeds | {header} | steps to threshold | '
+                     'time to threshold | wall time (train) |')
+        lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|---:|')
+        times_to = {}
         for _, library in sorted(keys):
             runs = sorted(by_key[task_name, library], key=lambda run: run['seed'])
             cells = []
             for step in milestones:
                 scores = [score_at(run['evaluations'], step) for run in runs]
                 cells.append(f'{np.mean(scores):,.0f} ± {np.std(scores):,.0f}')
-            reached = [steps_to(run['evaluations'], task.threshold) for run in runs]
-            if task.threshold is None:
-                reach = '-'
-            elif all(reached):
-                reach = f'{_short(np.mean(reached))} (all {len(runs)})'
-            else:
-                reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
+            reach, time_to = '-', '-'
+            if task.threshold is not None:
+                reached = [first_reaching(run['evaluations'], task.threshold) for run in runs]
+                if all(reached):
+                    times_to[library] = np.mean([each[2] for each in reached])
+                    reach = f'{_short(np.mean([each[0] for each in reached]))} (all {len(runs)})'
+                    time_to = f'{times_to[library] / 60:.1f} min'
+                else:
+                    reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
             seconds = np.mean([run['seconds'] for run in runs])
             lines.append(f'| {library} | {len(runs)} | ' + ' | '.join(cells) +
-                         f' | {reach} | {seconds / 60:.1f} min |')
+                         f' | {reach} | {time_to} | {seconds / 60:.1f} min |')
         for name, score in task.references.items():
             lines.append(f'| {name} | - |' + ' - |' * (len(milestones) - 1) +
-                         f' {score:,} | - | - |')
+                         f' {score:,} | - | - | - |')
+        if {'agents', 'sb3'} <= set(times_to):
+            lines.append(f'\nTime to threshold, agents / sb3: '
+                         f'{times_to["agents"] / times_to["sb3"]:.2f}x.')
     return '\n'.join(lines)
 
 
