@@ -267,8 +267,8 @@ def table(results):
         if not keys:
             continue
         milestones = [int(task.budget * fraction) for fraction in fractions]
-        lines.append(f'\n**{task.env}** (threshold {task.threshold}, budget {task.budget:,} '
-                     f'training steps)\n')
+        threshold = 'no threshold' if task.threshold is None else f'threshold {task.threshold:,g}'
+        lines.append(f'\n**{task.env}** ({threshold}, budget {task.budget:,} training steps)\n')
         header = ' | '.join(f'score at {_short(step)}' for step in milestones)
         lines.append(f'| library | seeds | {header} | steps to threshold | '
                      'time to threshold | wall time (train) |')
