@@ -19,6 +19,7 @@ from agents.tools.attr_dict import AttrDict
 from agents.tools.envs import BatchEnv
 from agents.tools.envs import MockEnvironment
 from agents.tools.envs import ParallelBatchEnv
+from agents.tools.envs import VectorEnv
 
 # The graph tools, each name mapped to the module that defines it.
 _GRAPH_TOOLS = {
@@ -33,8 +34,8 @@ _GRAPH_TOOLS = {
 }
 
 __all__ = [
-    'AttrDict', 'BatchEnv', 'MockEnvironment', 'ParallelBatchEnv', 'envs', 'nested',
-    'wrappers', *_GRAPH_TOOLS]
+    'AttrDict', 'BatchEnv', 'MockEnvironment', 'ParallelBatchEnv', 'VectorEnv', 'envs',
+    'nested', 'wrappers', *_GRAPH_TOOLS]
 
 
 def __getattr__(name):

@@ -27,3 +27,4 @@ from agents.tools.envs.ray import ray_environments
 from agents.tools.envs.remote import RemoteEnvironment
 from agents.tools.envs.remote import Request
 from agents.tools.envs.remote import serve_request
+from agents.tools.envs.vector_env import VectorEnv

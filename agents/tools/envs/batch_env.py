@@ -47,18 +47,25 @@ class BatchEnv(contract.BaseBatchEnv):
         """Environment `index` of the batch."""
         return self._envs[index]
 
-    def _step(self, actions):
+    def _step(self, actions, indices):
         actions = self._action_layout.rows(actions)
+        indices = range(len(self._envs)) if indices is None else indices
         if self._blocking:
-            transitions = [env.step(action) for env, action in zip(self._envs, actions)]
+            transitions = [
+                self._envs[index].step(action) for index, action in zip(indices, actions)]
         else:
-            transitions = self._resolve(range(len(self._envs)), [
-                self._guarded(index, functools.partial(env.step, action, blocking=False))
-                for index, (env, action) in enumerate(zip(self._envs, actions))])
+            transitions = self._resolve(indices, [
+                self._guarded(index, functools.partial(
+                    self._envs[index].step, action, blocking=False))
+                for index, action in zip(indices, actions)])
+        if not transitions:
+            return (
+                self._observ_layout.empty(0), np.zeros(0), np.zeros(0, bool),
+                np.zeros(0, bool), ())
         observs, rewards, terminated, truncated, infos = zip(*transitions)
         return (
             self._observ_layout.stack(observs),
-            np.asarray(rewards, dtype=np.float32),
+            np.asarray(rewards, dtype=np.float64),
             np.asarray(terminated, dtype=bool),
             np.asarray(truncated, dtype=bool),
             tuple(infos))
@@ -75,6 +82,17 @@ class BatchEnv(contract.BaseBatchEnv):
                 for index, seed in zip(indices, seeds)])
         observs, infos = zip(*results) if results else ((), ())
         return self._observ_layout.stack(list(observs)), tuple(infos)
+
+    def _apply(self, function, args, indices):
+        promises = []
+        for index in indices:
+            env = self._envs[index]
+            if isinstance(env, remote.RemoteEnvironment):
+                promises.append(self._guarded(index, functools.partial(
+                    env.apply, function, *args, blocking=False)))
+            else:
+                promises.append(functools.partial(function, env, *args))
+        return self._resolve(indices, promises)
 
     def _close(self, timeout):
         for env in self._envs:

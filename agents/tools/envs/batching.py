@@ -96,6 +96,23 @@ class BatchLayout:
         size = len(nested.flatten(batch)[0])
         return [nested.map(lambda leaf, index=index: leaf[index], batch) for index in range(size)]
 
+    def select(self, batch, rows):
+        """The batch of the values at `rows` (an index array) of a checked batch."""
+        return self.unflatten([leaf[rows] for leaf in self.flatten(batch)])
+
+    def assign(self, batch, rows, values):
+        """Write a batch of values into `rows` of a batch, in place."""
+        for leaf, value in zip(self.flatten(batch), self.flatten(values)):
+            leaf[rows] = value
+
+    def copy(self, batch):
+        """A copy of a batch."""
+        return self.unflatten([leaf.copy() for leaf in self.flatten(batch)])
+
+    def row(self, batch, index):
+        """A copy of the value of environment `index` in a batch."""
+        return self.unflatten([leaf[index].copy() for leaf in self.flatten(batch)])
+
     def flatten(self, value):
         """Tuple of the leaves of one value or batch, in the order of `leaves`."""
         return nested.flatten(value) if self.nested else (value,)

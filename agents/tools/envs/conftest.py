@@ -1,6 +1,12 @@
 """Fixtures shared by the hosting tests."""
 
+import collections
+
 import pytest
+
+from agents.tools.envs import testing
+
+Backend = collections.namedtuple('Backend', ('variant', 'name', 'options'))
 
 
 @pytest.fixture(scope='package')
@@ -13,3 +19,17 @@ def ray_cluster():
     yield ray
     if started_here:
         ray.shutdown()
+
+
+@pytest.fixture(params=list(testing.BACKEND_VARIANTS))
+def backend(request):
+    """A `Backend` variant of `testing.BACKEND_VARIANTS` with its name and options.
+
+    Checks that no worker process is left once the test closed what it built.
+    """
+    name, options = testing.BACKEND_VARIANTS[request.param]
+    if name == 'ray':
+        request.getfixturevalue('ray_cluster')
+    children = testing.child_pids()
+    yield Backend(request.param, name, dict(options))
+    assert not testing.new_children(children), 'worker processes were left behind'

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from agents.tools.envs import access
 from agents.tools.envs import batching
 
 # Seconds a process backend waits for a worker's answer before it gives up on
@@ -29,13 +30,26 @@ class BaseBatchEnv:
     along the first axis per leaf of the space, in dicts and tuples for Dict and
     Tuple spaces. `len(batch)` is the number of environments.
 
-    `step(actions)` takes one action per environment and returns the batched
-    observations in the space's dtypes, float32 rewards, bool terminated and
-    truncated flags, and a tuple of one info dict per environment (empty where
-    the backend does not return infos). `reset(indices, seeds, options)` resets
-    the environments at `indices` (all if None) and returns their batched first
-    observations, in the order of `indices`, and a tuple of their info dicts.
-    Reset an environment whose episode ended before stepping it again.
+    `step(actions, indices)` steps the environments at `indices` (all if None)
+    with one action each and returns their batched observations in the
+    space's dtypes, rewards in `reward_dtype`, bool terminated and truncated
+    flags, and a tuple of one info dict per environment (empty where the
+    backend does not return infos), all in the order of `indices`.
+    `reset(indices, seeds, options)` resets the environments at `indices` (all
+    if None) and returns their batched first observations, in the order of
+    `indices`, and a tuple of their info dicts. Reset an environment whose
+    episode ended before stepping it again.
+
+    Rewards are float32 (what the learners here take) unless `reward_dtype` is
+    set to float64 (`batch.reward_dtype = np.float64`), which returns each
+    environment's reward exactly, as Gymnasium's vector environments do;
+    backends keep float64 inside.
+
+    `apply(function, *args, indices)` runs `function(env, *args)` on each
+    environment at `indices` where it runs and returns the results; `call`
+    calls a method (or reads an attribute) of every environment with it. The
+    faces built on the batch (`vector_env`, `sb3_vec_env`) read, set and call
+    attributes of single environments this way.
 
     Errors: a wrong batch of actions, an index out of range or a wrong number
     of seeds raises ValueError (TypeError for non-integer actions of an integer
@@ -63,10 +77,13 @@ class BaseBatchEnv:
     the backend allows it.
 
     A backend calls `_set_spaces` once it knows the environments' spaces and
-    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__`. It
-    closes itself with `_shut_down` after a worker died, timed out or a wait
-    was interrupted.
+    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__` and
+    `_apply`. It closes itself with `_shut_down` after a worker died, timed out
+    or a wait was interrupted.
     """
+
+    # The dtype of the rewards `step` returns; float32 or float64.
+    reward_dtype = np.float32
 
     def __init__(self):
         self._closed = False
@@ -102,23 +119,34 @@ class BaseBatchEnv:
         """Whether the batch was closed, by `close()` or after a worker died."""
         return self._closed
 
-    def step(self, actions):
-        """Step every environment with its action.
+    def step(self, actions, indices=None):
+        """Step some or all environments, each with its action.
 
         Args:
-          actions: Batch of actions, one per environment along the first axis.
+          actions: Batch of actions, one per stepped environment along the first
+            axis, in the order of `indices`.
+          indices: Indices of the environments to step; all if None.
 
         Raises:
-          ValueError: If the batch size or the shape of the actions is wrong.
+          ValueError: If an index is out of range or repeated, or the batch size
+            or the shape of the actions is wrong.
           TypeError: If an integer action space gets non-integer actions.
           RuntimeError: If the batch is closed.
 
         Returns:
-          Tuple of the batched observations, float32 rewards, bool terminated
-          flags, bool truncated flags, and a tuple of info dicts.
+          Tuple of the batched observations, rewards in `reward_dtype`, bool
+          terminated flags, bool truncated flags, and a tuple of info dicts of
+          the stepped environments, in the order of `indices`.
         """
         self._check_open()
-        return self._step(self._action_layout.check(actions, self._size))
+        if indices is not None:
+            indices = self._check_indices(indices)
+            if len(set(indices)) < len(indices):
+                raise ValueError(f'Cannot step an environment twice at once: indices {indices}.')
+        actions = self._action_layout.check(
+            actions, self._size if indices is None else len(indices))
+        observ, reward, terminated, truncated, infos = self._step(actions, indices)
+        return observ, np.asarray(reward, self.reward_dtype), terminated, truncated, infos
 
     def reset(self, indices=None, seeds=None, options=None):
         """Reset some or all environments.
@@ -139,6 +167,42 @@ class BaseBatchEnv:
         self._check_open()
         indices = self._check_indices(indices)
         return self._reset(indices, self._check_seeds(seeds, len(indices)), options)
+
+    def apply(self, function, /, *args, indices=None):
+        """Run a function on environments where they run, and return its results.
+
+        Args:
+          function: Function called as `function(env, *args)` for each
+            environment. Process backends send it by reference, so define it at
+            the top level of a module (as the functions of `access`).
+          *args: Further arguments of the function, the same for every
+            environment; sent to the workers by pickling.
+          indices: Indices of the environments; all if None.
+
+        Raises:
+          ValueError: If an index is out of range.
+          TypeError: If the backend gives no access to single environments.
+          RuntimeError: If the batch is closed.
+
+        Returns:
+          List of the function's results, in the order of `indices`; an
+          exception in the function is raised as one in `step`.
+        """
+        self._check_open()
+        return self._apply(function, args, self._check_indices(indices))
+
+    def call(self, name, /, *args, **kwargs):
+        """Call a method of every environment, or read an attribute that is not callable.
+
+        Args:
+          name: Name of the method or attribute, looked up through Gymnasium wrappers.
+          *args: Positional arguments of the method.
+          **kwargs: Keyword arguments of the method.
+
+        Returns:
+          List of the results, one per environment.
+        """
+        return self.apply(access.call_or_read, name, args, kwargs)
 
     def close(self):
         """Close the environments and free their processes; safe to call more than once."""
@@ -172,8 +236,18 @@ class BaseBatchEnv:
         self.action_space = action_space
         self._size = len(spaces)
 
-    def _step(self, actions):
-        """Step the environments with checked actions; returns what `step` returns."""
+    def _step(self, actions, indices):
+        """Step environments with checked actions.
+
+        Args:
+          actions: Checked batch of actions, one per stepped environment.
+          indices: List of the checked indices of the environments to step, or
+            None for all.
+
+        Returns:
+          What `step` returns, with rewards of any float dtype (float64 keeps
+          them exact).
+        """
         raise NotImplementedError
 
     def _reset(self, indices, seeds, options):
@@ -183,6 +257,15 @@ class BaseBatchEnv:
           What `reset` returns.
         """
         raise NotImplementedError
+
+    def _apply(self, function, args, indices):
+        """Run `function(env, *args)` for the environments at checked indices.
+
+        Returns:
+          What `apply` returns.
+        """
+        del function, args, indices
+        raise TypeError(f'{type(self).__name__} gives no access to single environments.')
 
     def _shut_down(self, timeout):
         """Close the batch, giving workers `timeout` seconds to exit before stopping them."""

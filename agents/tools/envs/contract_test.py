@@ -13,6 +13,7 @@ import pytest
 
 from agents.tools import envs
 from agents.tools import nested
+from agents.tools.envs import access
 from agents.tools.envs import errors
 from agents.tools.envs import testing
 from agents.tools.envs import waiting
@@ -114,6 +115,79 @@ def test_reset_of_subsets_in_the_order_given_and_with_seeds(make_batch):
     np.testing.assert_array_equal(other[0], _pendulum().reset(seed=7)[0])
     empty, infos = batch.reset([])
     assert empty.shape == (0, 3) and empty.dtype == np.float32 and infos == ()
+
+
+def test_step_of_some_environments_steps_only_those_in_the_order_given(make_batch):
+    batch = make_batch([functools.partial(testing.CountingEnv, length=2)] * 3)
+    batch.reset()
+    observ, reward, terminated, truncated, infos = batch.step([1, 2], indices=[2, 0])
+    np.testing.assert_array_equal(observ, [[1, 1], [1, 1]])
+    np.testing.assert_array_equal(reward, [1, 1])
+    assert observ.dtype == np.float64 and reward.dtype == np.float32
+    assert infos == ({}, {})
+    observ, _, terminated, _, infos = batch.step([0, 0, 0])
+    np.testing.assert_array_equal(observ[:, 0], [2, 1, 2])
+    np.testing.assert_array_equal(terminated, [True, False, True])
+    assert [info.get('count') for info in infos] == [2, None, 2]
+    # The environments that ended are reset and stepped while the other is not.
+    np.testing.assert_array_equal(batch.reset([2, 0])[0], np.zeros((2, 2)))
+    observ, _, terminated, truncated, _ = batch.step(np.array([0, 0]), np.array([0, 2]))
+    np.testing.assert_array_equal(observ[:, 0], [1, 1])
+    assert not terminated.any() and not truncated.any()
+    np.testing.assert_array_equal(batch.step([0], [1])[2], [True])
+    empty = batch.step(np.zeros(0, np.int64), [])
+    assert empty[0].shape == (0, 2) and empty[1].shape == (0,) and empty[4] == ()
+    with pytest.raises(ValueError, match='twice'):
+        batch.step([0, 0], [1, 1])
+    with pytest.raises(ValueError, match=r'one action per environment \(1\), got a batch of 2'):
+        batch.step([0, 0], [1])
+    with pytest.raises(ValueError, match='index 3 is out of range'):
+        batch.step([0], [3])
+
+
+def test_rewards_are_float32_or_exact_float64(make_batch):
+    batch = make_batch([_pendulum] * 2)
+    expected_envs = [_pendulum() for _ in range(2)]
+    batch.reset(seeds=[3, 4])
+    for env, seed in zip(expected_envs, [3, 4]):
+        env.reset(seed=seed)
+    actions = np.array([[0.5], [-1.5]], np.float32)
+    expected = [env.step(action)[1] for env, action in zip(expected_envs, actions)]
+    reward = batch.step(actions)[1]
+    assert reward.dtype == np.float32
+    np.testing.assert_array_equal(reward, np.float32(expected))
+    batch.reward_dtype = np.float64
+    expected = [env.step(action)[1] for env, action in zip(expected_envs, actions)]
+    reward = batch.step(actions)[1]
+    assert reward.dtype == np.float64 and reward.tolist() == expected
+    assert np.float32(expected[0]) != expected[0]  # float32 would have rounded.
+
+
+def _counting_in_time_limit():
+    return gymnasium.wrappers.TimeLimit(testing.CountingEnv(), max_episode_steps=10)
+
+
+def test_apply_and_call_reach_single_environments_through_wrappers(make_batch):
+    batch = make_batch([_counting_in_time_limit] * 3)
+    batch.reset()
+    batch.step([0, 1], indices=[1, 2])
+    assert batch.apply(access.get_attribute, 'count') == [0, 1, 1]
+    assert batch.apply(access.get_attribute, 'count', indices=[2, 0]) == [1, 0]
+    assert batch.apply(access.get_attribute, 'unwrapped.length', indices=[0]) == [4]
+    assert batch.call('scaled_count', 5) == [0, 5, 5]
+    assert batch.call('length') == [4, 4, 4]  # Not callable: read.
+    batch.apply(access.set_attribute, 'length', 9, indices=[1])
+    assert batch.call('length') == [4, 9, 4]  # Set on the environment that has it,
+    assert batch.apply(access.get_attribute, 'env.length') == [4, 9, 4]
+    batch.apply(setattr, 'marker', 'outer', indices=[0])
+    assert batch.apply(access.get_attribute, 'marker', indices=[0]) == ['outer']
+    assert batch.apply(access.is_wrapped, 'gymnasium.wrappers.common.TimeLimit') == [True] * 3
+    assert batch.apply(access.is_wrapped, 'gymnasium.wrappers.common.Autoreset') == [False] * 3
+    with pytest.raises((errors.WorkerError, AttributeError), match='no_such_attribute'):
+        batch.call('no_such_attribute')
+    with pytest.raises(ValueError, match='index 3 is out of range'):
+        batch.apply(access.get_attribute, 'count', indices=[3])
+    np.testing.assert_array_equal(batch.step([0, 0, 0])[0][:, 0], [1, 2, 2])  # Still usable.
 
 
 def test_bad_input_is_refused_before_any_environment_steps(make_batch):

@@ -24,6 +24,7 @@ import weakref
 import cloudpickle
 import numpy as np
 
+from agents.tools.envs import access
 from agents.tools.envs import batching
 from agents.tools.envs import contract
 from agents.tools.envs import errors
@@ -31,18 +32,19 @@ from agents.tools.envs import shared_arrays
 from agents.tools.envs import waiting
 
 # Commands from the parent to a worker, one byte each. Only _STEP is on the hot
-# path; it has no payload because the actions are in shared memory.
+# path; it has no payload because the actions are in shared memory. _STEP_SOME
+# steps the environments its payload lists.
 _STEP = b's'
+_STEP_SOME = b'p'
 _RESET = b'r'
-_CALL = b'c'
-_ATTRIBUTE = b'g'
+_APPLY = b'f'
 _ATTACH = b'a'
 _CLOSE = b'x'
 # Replies from a worker, one byte each, optionally followed by a payload.
 _DONE = b'.'
 _RESULT = b'+'
 _FAILURE = b'!'
-_KINDS_WITH_PAYLOAD = (_RESET, _CALL, _ATTRIBUTE, _ATTACH, _RESULT, _FAILURE)
+_KINDS_WITH_PAYLOAD = (_STEP_SOME, _RESET, _APPLY, _ATTACH, _RESULT, _FAILURE)
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
 
@@ -51,8 +53,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
     """The `parallel` backend: environments spread over a few worker processes.
 
     Follows the contract of `contract.BaseBatchEnv`. `batch[i].name` reads an
-    attribute of environment `i` from its process, and `call` calls a method of
-    every environment.
+    attribute of environment `i` from its process.
 
     Finished episodes are reset without an extra round trip: right after a step
     in which an environment terminated or was truncated, its process resets it
@@ -155,47 +156,42 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         local = self._resources.local
         return len(local.envs) if local else 0
 
-    def call(self, name, *args, **kwargs):
-        """Call a method (or read an attribute) of every environment.
-
-        Args:
-          name: Name of the method or attribute.
-          *args: Positional arguments of the call, sent with cloudpickle.
-          **kwargs: Keyword arguments of the call.
-
-        Returns:
-          List with the result for each environment, in batch order.
-        """
-        self._check_open()
+    def _step(self, actions, indices):
         local = self._resources.local
-        run_local = functools.partial(local.call, name, args, kwargs) if local else None
-        replies = self._exchange(
-            [(worker, _CALL, (name, args, kwargs)) for worker in self._resources.workers],
-            run_local, f'calling {name}()')
-        return [result for reply in replies for result in reply]
-
-    def _step(self, actions):
-        for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
-            target[...] = leaf
-        # Until this step succeeds, no environment has a first observation waiting.
-        self._has_first_observ[:] = False
-        self._first_infos = {}
-        local = self._resources.local
-        replies = self._exchange(
-            self._step_messages, local.step if local else None, 'calling step()')
-        infos = [{} for _ in range(self._size)]
+        if indices is None:
+            rows = slice(None)
+            for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
+                target[...] = leaf
+            # Until this step succeeds, no environment has a first observation waiting.
+            self._has_first_observ[:] = False
+            self._first_infos = {}
+            messages, run_local = self._step_messages, local.step if local else None
+        else:
+            rows = np.asarray(indices, dtype=np.intp)
+            for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
+                target[rows] = leaf
+            self._has_first_observ[rows] = False
+            for index in indices:
+                self._first_infos.pop(index, None)
+            local_indices, worker_indices = self._by_host(indices)
+            messages = [(worker, _STEP_SOME, some) for worker, some in worker_indices]
+            run_local = functools.partial(local.step, local_indices) if local_indices else None
+        replies = self._exchange(messages, run_local, 'calling step()')
+        infos = {}
         for reply in replies:
             if reply is not None:
                 step_infos, first_infos = reply
-                for index, info in step_infos.items():
-                    infos[index] = info
+                infos.update(step_infos)
                 self._first_infos.update(first_infos)
         if self._auto_reset:
-            np.logical_or(self._terminated, self._truncated, out=self._has_first_observ)
-        observ = self._observ_layout.unflatten([leaf.copy() for leaf in self._observ])
+            self._has_first_observ[rows] = self._terminated[rows] | self._truncated[rows]
+        # A slice gives views into shared memory, which are copied; indices give copies.
+        take = (lambda array: array.copy()) if indices is None else (lambda array: array[rows])
+        observ = self._observ_layout.unflatten([take(leaf) for leaf in self._observ])
         return (
-            observ, self._reward.copy(), self._terminated.copy(), self._truncated.copy(),
-            tuple(infos))
+            observ, take(self._reward), take(self._terminated), take(self._truncated),
+            tuple(infos.get(index, {}) for index in (
+                range(self._size) if indices is None else indices)))
 
     def _reset(self, indices, seeds, options):
         """Reset environments; those reset after their last step need no round trip.
@@ -209,18 +205,12 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         else:
             requests = list(zip(indices, seeds))
         stashed_infos = {index: self._first_infos.pop(index, {}) for index in indices}
-        local = self._resources.local
-        local_requests = [
-            (index, seed) for index, seed in requests if local and index < local.stop]
-        messages = []
-        for worker in self._resources.workers:
-            worker_requests = [
-                (index, seed) for index, seed in requests
-                if worker.start <= index < worker.stop]
-            if worker_requests:
-                messages.append((worker, _RESET, (worker_requests, options)))
+        local_requests, worker_requests = self._by_host(requests, lambda request: request[0])
+        messages = [
+            (worker, _RESET, (some, options)) for worker, some in worker_requests]
         run_local = (
-            functools.partial(local.reset, local_requests, options) if local_requests else None)
+            functools.partial(self._resources.local.reset, local_requests, options)
+            if local_requests else None)
         fresh_infos = {}
         for reply in self._exchange(messages, run_local, 'calling reset()'):
             fresh_infos.update(reply)
@@ -232,17 +222,38 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             fresh_infos.get(index, {}) if index in requested else stashed_infos[index]
             for index in indices)
 
-    def _attribute(self, index, name):
-        """Value of the attribute `name` of the environment at `index`."""
-        self._check_open()
+    def _apply(self, function, args, indices):
+        local_indices, worker_indices = self._by_host(indices)
+        messages = [(worker, _APPLY, (function, args, some)) for worker, some in worker_indices]
+        run_local = (
+            functools.partial(self._resources.local.apply, function, args, local_indices)
+            if local_indices else None)
+        replies = self._exchange(messages, run_local, f'running {function.__name__}()')
+        shares = ([local_indices] if run_local else []) + [some for _, some in worker_indices]
+        results = {}
+        for share, reply in zip(shares, replies):
+            results.update(zip(share, reply))
+        return [results[index] for index in indices]
+
+    def _by_host(self, items, index_of=lambda item: item):
+        """Split items by the process that hosts their environment.
+
+        Args:
+          items: List of environment indices, or of items holding one.
+          index_of: Function of an item returning its environment's index.
+
+        Returns:
+          The list of the items of the parent's share, and a list of (worker,
+          list of its items) for the workers that have any.
+        """
         local = self._resources.local
-        if local and index < local.stop:
-            return local.attribute(index, name)
+        local_items = [item for item in items if local and index_of(item) < local.stop]
+        worker_items = []
         for worker in self._resources.workers:
-            if worker.start <= index < worker.stop:
-                return self._exchange(
-                    [(worker, _ATTRIBUTE, (index, name))], None,
-                    f'reading attribute {name!r}')[0]
+            some = [item for item in items if worker.start <= index_of(item) < worker.stop]
+            if some:
+                worker_items.append((worker, some))
+        return local_items, worker_items
 
     def _close(self, timeout):
         """End the workers, close the environments and free the shared memory."""
@@ -412,7 +423,7 @@ class _EnvView:
         if name.startswith('__'):
             raise AttributeError(name)
         try:
-            return self._batch._attribute(self._index, name)
+            return self._batch.apply(access.get_attribute, name, indices=[self._index])[0]
         except errors.WorkerError as error:
             if error.exception_type == 'AttributeError':
                 raise AttributeError(str(error)) from error
@@ -480,36 +491,38 @@ class _EnvSlice:
         self._terminated = shared['terminated'][rows]
         self._truncated = shared['truncated'][rows]
 
-    def step(self):
-        """Step each environment with its action from shared memory.
+    def step(self, indices=None):
+        """Step environments with their actions from shared memory.
+
+        Args:
+          indices: Batch indices of the environments of this slice to step; all
+            if None.
 
         Returns:
           None if no environment returned an info, else a pair of dicts from
           batch index to the step info and to the info of an automatic reset.
         """
-        rewards, terminated, truncated = [], [], []
+        offsets = range(len(self.envs)) if indices is None else [
+            index - self.start for index in indices]
         infos, first_infos = {}, {}
         # Copy the actions so environments that keep them are not affected when
         # the next batch of actions is written.
         actions = self._action_layout.rows(
             self._action_layout.unflatten([leaf.copy() for leaf in self._actions]))
-        busy = self._busy
-        for offset, (env, action) in enumerate(zip(self.envs, actions)):
+        busy, envs = self._busy, self.envs
+        reward, terminated, truncated = self._reward, self._terminated, self._truncated
+        for offset in offsets:
             # Marks the environment the parent names if this step times out.
             busy[offset] = True
-            observ, reward, is_terminal, is_truncated, info = env.step(action)
+            observ, reward[offset], is_terminal, is_truncated, info = envs[offset].step(
+                actions[offset])
             busy[offset] = False
             self._write(self._observ, offset, observ)
-            rewards.append(reward)
-            terminated.append(is_terminal)
-            truncated.append(is_truncated)
+            terminated[offset], truncated[offset] = is_terminal, is_truncated
             if info and self._return_infos:
                 infos[self.start + offset] = info
             if self._auto_reset and (is_terminal or is_truncated):
                 self._reset_one(offset, None, None, first_infos)
-        self._reward[:] = rewards
-        self._terminated[:] = terminated
-        self._truncated[:] = truncated
         if infos or first_infos:
             return infos, first_infos
         return None
@@ -529,17 +542,9 @@ class _EnvSlice:
             self._reset_one(index - self.start, seed, options, first_infos)
         return first_infos
 
-    def attribute(self, index, name):
-        """Value of an attribute of the environment at batch index `index`."""
-        return getattr(self.envs[index - self.start], name)
-
-    def call(self, name, args, kwargs):
-        """List of each environment's method result (or attribute value)."""
-        results = []
-        for env in self.envs:
-            attribute = getattr(env, name)
-            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
-        return results
+    def apply(self, function, args, indices):
+        """List of `function(env, *args)` for the environments at batch `indices`."""
+        return [function(self.envs[index - self.start], *args) for index in indices]
 
     def close(self):
         """Close the environments and let go of the shared arrays."""
@@ -661,12 +666,12 @@ def _worker_main(constructors, start, seeds, slice_options, command_reader, resu
             try:
                 if command == _STEP:
                     reply = env_slice.step()
+                elif command == _STEP_SOME:
+                    reply = env_slice.step(payload)
                 elif command == _RESET:
                     reply = env_slice.reset(*payload)
-                elif command == _CALL:
-                    reply = env_slice.call(*payload)
-                elif command == _ATTRIBUTE:
-                    reply = env_slice.attribute(*payload)
+                elif command == _APPLY:
+                    reply = env_slice.apply(*payload)
                 elif command == _ATTACH:
                     shared = shared_arrays.SharedArrays(payload[1], name=payload[0])
                     env_slice.bind(shared)
@@ -771,7 +776,7 @@ def _shared_layout(size, observ_layout, action_layout):
             ('first_observ', observ_layout)):
         for index, space in enumerate(batch_layout.leaves):
             layout[f'{name}.{index}'] = ((size,) + space.shape, space.dtype)
-    layout['reward'] = ((size,), np.float32)
+    layout['reward'] = ((size,), np.float64)
     layout['terminated'] = ((size,), bool)
     layout['truncated'] = ((size,), bool)
     # Which environments a worker is stepping or resetting, to name them on a timeout.

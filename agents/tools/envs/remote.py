@@ -3,30 +3,35 @@
 `RemoteEnvironment` is the interface shared by handles to environments hosted
 in another process or on another machine (`process.ExternalProcess`,
 `ray.RayEnvironment`): blocking and promise-returning `step` and `reset`,
-`call`, attribute forwarding. A handle sends `Request`s; the worker hosting the
-environment answers each with `serve_request`.
+`call`, `apply`, attribute forwarding. A handle sends `Request`s; the worker
+hosting the environment answers each with `serve_request`.
 """
 
 import collections
 import functools
 
+from agents.tools.envs import access
 from agents.tools.envs import contract
 from agents.tools.envs import errors
 
 # Kinds of `Request`.
 _ACCESS = 'access'
 _CALL = 'call'
+_APPLY = 'apply'
 
 
 class Request(collections.namedtuple('Request', ('kind', 'name', 'args', 'kwargs'))):
     """A request to an environment hosted elsewhere, served by `serve_request`.
 
-    Create requests with `Request.access` and `Request.call`.
+    Create requests with `Request.access`, `Request.call` and `Request.apply`.
 
     Attributes:
-      kind: 'access' to read attribute `name`, or 'call' to call method `name`.
+      kind: 'access' to read attribute `name`, 'call' to call method `name`, or
+        'apply' to call the function `args[0]` with the environment and the
+        other arguments.
       name: Attribute or method name, looked up through Gymnasium wrappers;
-        dotted names read attributes of attributes ('unwrapped.spec').
+        dotted names read attributes of attributes ('unwrapped.spec'). The
+        function's name for 'apply'.
       args: Tuple of positional arguments of a call.
       kwargs: Dict of keyword arguments of a call.
     """
@@ -43,6 +48,15 @@ class Request(collections.namedtuple('Request', ('kind', 'name', 'args', 'kwargs
         """Request to call method `name` of the environment with the arguments."""
         return cls(_CALL, name, args, kwargs)
 
+    @classmethod
+    def apply(cls, function, /, *args):
+        """Request to call `function(env, *args)` where the environment runs.
+
+        The function travels by reference (pickle) to process workers: use a
+        function defined at the top level of a module, such as those of `access`.
+        """
+        return cls(_APPLY, function.__name__, (function,) + args, {})
+
     def calls(self, method):
         """Whether the request calls the method named `method`."""
         return self.kind == _CALL and self.name == method
@@ -52,6 +66,8 @@ class Request(collections.namedtuple('Request', ('kind', 'name', 'args', 'kwargs
         """What the request does, for error messages."""
         if self.kind == _ACCESS:
             return f'reading attribute {self.name!r}'
+        if self.kind == _APPLY:
+            return f'running {self.name}() on the environment'
         return f'calling {self.name}()'
 
 
@@ -70,7 +86,10 @@ def serve_request(env, request):
       `describe_exception` triple of the exception.
     """
     try:
-        value = _lookup_attribute(env, request.name)
+        if request.kind == _APPLY:
+            function, *args = request.args
+            return function(env, *args), None
+        value = access.get_attribute(env, request.name)
         if request.kind == _CALL:
             return value(*request.args, **request.kwargs), None
         if request.kind == _ACCESS:
@@ -78,21 +97,6 @@ def serve_request(env, request):
         raise ValueError(f'Unknown request kind {request.kind!r}.')
     except Exception as error:  # pylint: disable=broad-except
         return None, errors.describe_exception(error)
-
-
-def _lookup_attribute(env, name):
-    """Look up an attribute, through Gymnasium wrappers if it is one.
-
-    A dotted name reads attributes of attributes: 'unwrapped.spec'.
-    """
-    first, *rest = name.split('.')
-    if hasattr(env, 'get_wrapper_attr'):
-        value = env.get_wrapper_attr(first)
-    else:
-        value = getattr(env, first)
-    for part in rest:
-        value = getattr(value, part)
-    return value
 
 
 class _RemoteCallable:
@@ -103,7 +107,7 @@ class RemoteEnvironment:
     """An environment hosted elsewhere: in a worker process, a Ray actor, ...
 
     Implements the interface of a hosted environment over `Request`s: blocking
-    and promise-returning `step` and `reset`, `call`, `access`, attribute
+    and promise-returning `step`, `reset` and `apply`, `call`, `access`, attribute
     forwarding with cached spaces, and use as a context manager. A subclass
     provides the transport by implementing `_submit` and `close`; its worker
     answers each request with `serve_request`.
@@ -177,6 +181,22 @@ class RemoteEnvironment:
           A copy of the return value.
         """
         return self._submit(Request.call(name, *args, **kwargs), blocking=True)()
+
+    def apply(self, function, /, *args, blocking=True):
+        """Call `function(env, *args)` where the environment runs.
+
+        Args:
+          function: Function of the environment and the arguments, defined at
+            the top level of a module (it is sent by reference).
+          *args: Further arguments of the function.
+          blocking: Wait for the result; otherwise return a promise.
+
+        Returns:
+          A copy of the function's result; or, if not blocking, a zero-argument
+          callable returning it.
+        """
+        promise = self._submit(Request.apply(function, *args), blocking)
+        return promise() if blocking else promise
 
     def step(self, action, blocking=True):
         """Step the environment.

@@ -17,6 +17,17 @@ REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 
+# The backends, and variants of them, that tests of code built on any backend
+# run on: variant name -> (backend name, options).
+BACKEND_VARIANTS = {
+    'inprocess': ('inprocess', {}),
+    'process': ('process', {}),
+    'parallel': ('parallel', {}),
+    'parallel, workers only': ('parallel', {'num_workers': 2, 'step_in_parent': False}),
+    'ray': ('ray', {'envs_per_actor': 2, 'num_cpus_per_actor': 0.5}),
+}
+
+
 class CountingEnv(gymnasium.Env):
     """An environment whose observation is the number of steps of its episode.
 
@@ -131,6 +142,43 @@ class NestedEnv(gymnasium.Env):
         # Drawn from the environment's seeded generator, so equal seeds give equal values.
         self.observation_space.seed(int(self.np_random.integers(2 ** 31)))
         return self.observation_space.sample()
+
+
+def assert_identical(actual, expected, path='value'):
+    """Assert that two results are bit-identical, as far down as they nest.
+
+    Containers must be of the same kind with the same keys or lengths, arrays
+    of the same dtype and shape with the same bytes, and other values of the
+    same type and equal.
+
+    Args:
+      actual: The result to check.
+      expected: The reference result.
+      path: Name of the value, extended as the check descends, for messages.
+    """
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f'{path}: {type(actual)} is not a dict'
+        assert list(actual) == list(expected), f'{path}: keys {list(actual)} != {list(expected)}'
+        for key in expected:
+            assert_identical(actual[key], expected[key], f'{path}[{key!r}]')
+    elif isinstance(expected, (list, tuple)):
+        assert type(actual) is type(expected), f'{path}: {type(actual)} != {type(expected)}'
+        assert len(actual) == len(expected), f'{path}: length {len(actual)} != {len(expected)}'
+        for index, (value, reference) in enumerate(zip(actual, expected)):
+            assert_identical(value, reference, f'{path}[{index}]')
+    elif isinstance(expected, np.ndarray):
+        assert isinstance(actual, np.ndarray), f'{path}: {type(actual)} is not an array'
+        assert (actual.dtype, actual.shape) == (expected.dtype, expected.shape), (
+            f'{path}: {actual.dtype}{actual.shape} != {expected.dtype}{expected.shape}')
+        if expected.dtype == object:
+            for index, (value, reference) in enumerate(zip(actual.flat, expected.flat)):
+                assert_identical(value, reference, f'{path}[{index}]')
+        else:
+            assert actual.tobytes() == expected.tobytes(), f'{path}: {actual} != {expected}'
+    else:
+        assert type(actual) is type(expected), f'{path}: {type(actual)} != {type(expected)}'
+        assert actual == expected or (actual != actual and expected != expected), (
+            f'{path}: {actual!r} != {expected!r}')
 
 
 def is_running(pid):

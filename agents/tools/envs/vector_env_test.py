@@ -1,0 +1,181 @@
+"""The Gymnasium face (`VectorEnv`) against Gymnasium's SyncVectorEnv, on every backend."""
+
+import functools
+import subprocess
+import sys
+
+import gymnasium
+from gymnasium.vector import AutoresetMode
+import numpy as np
+import pytest
+
+from agents.tools.envs import testing
+from agents.tools.envs import vector_env
+
+# Short time limits, so episodes end by truncation as well as termination.
+TASKS = {
+    'CartPole-v1': functools.partial(gymnasium.make, 'CartPole-v1', max_episode_steps=15),
+    'Pendulum-v1': functools.partial(gymnasium.make, 'Pendulum-v1', max_episode_steps=9),
+    'Hopper-v5': functools.partial(gymnasium.make, 'Hopper-v5', max_episode_steps=25),
+}
+
+
+def counting_envs(size=3):
+    """CountingEnv constructors whose episodes end at different steps."""
+    return [functools.partial(testing.CountingEnv, length=3 + index) for index in range(size)]
+
+
+@pytest.fixture
+def make_vector_env(backend):
+    """Function of the constructors and options that builds a `VectorEnv` on the backend."""
+    built = []
+
+    def make(env_fns, **options):
+        built.append(vector_env.VectorEnv(
+            env_fns, backend=backend.name, **{**backend.options, **options}))
+        return built[-1]
+
+    yield make
+    for env in built:
+        env.close()
+
+
+def run_beside(ours, sync, steps, seed=0):
+    """Step both with the same actions and check that they return the same.
+
+    Returns:
+      Numbers of terminations and truncations seen.
+    """
+    testing.assert_identical(ours.reset(seed=seed), sync.reset(seed=seed))
+    sync.action_space.seed(seed)
+    terminations = truncations = 0
+    for step in range(steps):
+        actions = sync.action_space.sample()
+        expected = sync.step(actions)
+        testing.assert_identical(ours.step(actions), expected, f'step {step}')
+        terminations += expected[2].sum()
+        truncations += expected[3].sum()
+    return terminations, truncations
+
+
+# Every task in the default mode, and CartPole in the other.
+@pytest.mark.parametrize('task, mode', [
+    *((task, AutoresetMode.NEXT_STEP) for task in TASKS),
+    ('CartPole-v1', AutoresetMode.SAME_STEP)])
+def test_bit_identical_to_sync_vector_env_across_episode_ends(make_vector_env, task, mode):
+    env_fns = [TASKS[task]] * 3
+    ours = make_vector_env(env_fns, autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=mode)
+    assert ours.num_envs == sync.num_envs == 3
+    for space in ('single_observation_space', 'single_action_space', 'observation_space',
+                  'action_space'):
+        assert getattr(ours, space) == getattr(sync, space), space
+    assert ours.metadata == sync.metadata
+    assert ours.metadata['autoreset_mode'] is mode
+    assert ours.render_mode == sync.render_mode is None
+    terminations, truncations = run_beside(ours, sync, steps=40)
+    assert truncations >= 2 and (terminations >= 1 or task == 'Pendulum-v1')
+    # Seed lists, options and partial resets.
+    testing.assert_identical(ours.reset(seed=[7, 8, 9]), sync.reset(seed=[7, 8, 9]))
+    mask = np.array([True, False, True])
+    testing.assert_identical(
+        ours.reset(seed=[1, 2, 3], options={'reset_mask': mask}),
+        sync.reset(seed=[1, 2, 3], options={'reset_mask': mask}))
+    for step in range(12):
+        actions = sync.action_space.sample()
+        testing.assert_identical(ours.step(actions), sync.step(actions), f'step {step}')
+    sync.close()
+
+
+@pytest.mark.parametrize('mode', list(AutoresetMode))
+def test_infos_and_resets_of_environments_ending_at_different_steps(make_vector_env, mode):
+    ours = make_vector_env(counting_envs(), autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(counting_envs(), autoreset_mode=mode)
+    options = {'level': 2}
+    testing.assert_identical(ours.reset(options=options), sync.reset(options=options))
+    actions = np.array([0, 1, 2])
+    for step in range(14):
+        expected = sync.step(actions)
+        testing.assert_identical(ours.step(actions), expected, f'step {step}')
+        ended = expected[2] | expected[3]
+        if mode is AutoresetMode.DISABLED and ended.any():
+            with pytest.raises(RuntimeError, match='DISABLED, reset them'):
+                ours.step(actions)
+            testing.assert_identical(
+                ours.reset(options={'reset_mask': ended.copy()}),
+                sync.reset(options={'reset_mask': ended.copy()}))
+    sync.close()
+
+
+def test_call_get_attr_and_set_attr(make_vector_env):
+    ours = make_vector_env(counting_envs())
+    sync = gymnasium.vector.SyncVectorEnv(counting_envs())
+    for env in (ours, sync):
+        env.reset(seed=0)
+        env.step(np.array([1, 1, 1]))
+    testing.assert_identical(ours.call('scaled_count', 3), sync.call('scaled_count', 3))
+    testing.assert_identical(ours.call('length'), sync.call('length'))
+    testing.assert_identical(ours.get_attr('length'), sync.get_attr('length'))
+    testing.assert_identical(ours.np_random_seed, sync.np_random_seed)
+    for env in (ours, sync):
+        env.set_attr('length', [7, 8, 9])
+    testing.assert_identical(ours.get_attr('length'), (7, 8, 9))
+    for env in (ours, sync):
+        env.set_attr('label', 'same')
+    testing.assert_identical(ours.get_attr('label'), sync.get_attr('label'))
+    with pytest.raises(ValueError, match='Got `2` values for 3 environments'):
+        ours.set_attr('length', [1, 2])
+    sync.close()
+
+
+def test_renders_frames_where_the_environments_run(make_vector_env):
+    make = functools.partial(gymnasium.make, 'CartPole-v1', render_mode='rgb_array')
+    ours = make_vector_env([make] * 2)
+    sync = gymnasium.vector.SyncVectorEnv([make] * 2)
+    assert ours.render_mode == sync.render_mode == 'rgb_array'
+    ours.reset(seed=4)
+    sync.reset(seed=4)
+    testing.assert_identical(ours.render(), sync.render())
+    sync.close()
+
+
+def test_bad_input_gets_clear_errors(make_vector_env):
+    with pytest.raises(ValueError, match="Unknown autoreset_mode 'sometimes'; choose one of"):
+        make_vector_env(counting_envs(), autoreset_mode='sometimes')
+    ours = make_vector_env(counting_envs())
+    ours.reset()
+    with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 2'):
+        ours.step(np.array([0, 1]))
+    with pytest.raises(ValueError, match='length must match num_envs=3'):
+        ours.reset(seed=[1, 2])
+    with pytest.raises(TypeError, match='must be a numpy array'):
+        ours.reset(options={'reset_mask': [True, False, True]})
+    with pytest.raises(ValueError, match='at least one True'):
+        ours.reset(options={'reset_mask': np.zeros(3, bool)})
+    # After an episode end, bad actions are refused before any environment resets.
+    for _ in range(3):
+        ours.step(np.array([0, 0, 0]))
+    resets, counts = ours.get_attr('resets'), ours.get_attr('count')
+    with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 4'):
+        ours.step(np.zeros(4, np.int64))
+    assert ours.get_attr('resets') == resets and ours.get_attr('count') == counts
+
+
+def test_close_is_idempotent_and_final(make_vector_env):
+    ours = make_vector_env(counting_envs())
+    ours.reset()
+    ours.close()
+    ours.close()
+    assert ours.closed
+    with pytest.raises(RuntimeError, match='closed'):
+        ours.step(np.array([0, 0, 0]))
+
+
+def test_importing_the_face_does_not_import_tensorflow():
+    code = (
+        'import sys\n'
+        'from agents.tools import VectorEnv\n'
+        'import agents.tools.envs.vector_env\n'
+        'assert "tensorflow" not in sys.modules, "the Gymnasium face imported TensorFlow"\n'
+        'assert "stable_baselines3" not in sys.modules, "the Gymnasium face imported SB3"\n')
+    subprocess.run([sys.executable, '-c', code], check=True, cwd=testing.REPOSITORY)
