@@ -17,7 +17,8 @@ setuptools.setup(
         # The tensorflow wheel runs on CPUs and, with the cuda extra's libraries,
         # on NVIDIA GPUs; tensorflow-cpu would force GPU users to uninstall it.
         'tensorflow>=2.16',
-        'gymnasium>=1.0',
+        # AutoresetMode, which VectorEnv declares, came with Gymnasium 1.1.
+        'gymnasium>=1.1',
         'numpy',
         'cloudpickle',
         'ruamel.yaml',
@@ -40,7 +41,11 @@ setuptools.setup(
         'box2d': ['box2d>=2.3.10'],
         'ray': ['ray>=2.10'],
         'plot': ['matplotlib'],
-        'test': ['pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib', 'box2d>=2.3.10'],
+        # SB3VecEnv, the Stable-Baselines3 face of the batch environments.
+        'sb3': ['stable-baselines3>=2.0'],
+        'test': [
+            'pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib', 'box2d>=2.3.10',
+            'stable-baselines3>=2.0'],
         'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10'],
     },
     classifiers=[

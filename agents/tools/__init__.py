@@ -1,9 +1,11 @@
 """Tools for batched reinforcement learning: environments, in-graph stepping, loops.
 
 Environment hosting (`BatchEnv`, `ParallelBatchEnv` and the other backends of
-`envs`), the `wrappers`, `nested`, `AttrDict` and `MockEnvironment` are pure
-Python: importing them does not import TensorFlow, so code that never builds a
-graph, and every worker process, stays lean. The graph tools (`InGraphBatchEnv`,
+`envs`, and `VectorEnv`, their Gymnasium face), the `wrappers`, `nested`,
+`AttrDict` and `MockEnvironment` are pure Python: importing them does not
+import TensorFlow, so code that never builds a graph, and every worker
+process, stays lean. `SB3VecEnv`, the Stable-Baselines3 face, is loaded on
+first access, with SB3. The graph tools (`InGraphBatchEnv`,
 `simulate`, `Loop`, ...) import TensorFlow and are loaded on first access, all
 together. Reach them through this package (`tools.simulate`); importing one of
 their modules directly before that, as in `import agents.tools.simulate`, makes
@@ -33,13 +35,20 @@ _GRAPH_TOOLS = {
     'simulate': 'agents.tools.simulate',
 }
 
+# Names loaded on first access, each on its own, mapped to their module.
+_LAZY = {'SB3VecEnv': 'agents.tools.envs.sb3_vec_env'}
+
 __all__ = [
     'AttrDict', 'BatchEnv', 'MockEnvironment', 'ParallelBatchEnv', 'VectorEnv', 'envs',
-    'nested', 'wrappers', *_GRAPH_TOOLS]
+    'nested', 'wrappers', *_LAZY, *_GRAPH_TOOLS]
 
 
 def __getattr__(name):
-    """Load the graph tools on first access to one of them."""
+    """Load the graph tools on first access to one of them, and the other lazy names."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     if name not in _GRAPH_TOOLS:
         raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
     # Importing a module binds its name in this package; bind the tools after.
@@ -51,4 +60,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_GRAPH_TOOLS))
+    return sorted(set(globals()) | set(_LAZY) | set(_GRAPH_TOOLS))

@@ -163,12 +163,8 @@ def test_rewards_are_float32_or_exact_float64(make_batch):
     assert np.float32(expected[0]) != expected[0]  # float32 would have rounded.
 
 
-def _counting_in_time_limit():
-    return gymnasium.wrappers.TimeLimit(testing.CountingEnv(), max_episode_steps=10)
-
-
 def test_apply_and_call_reach_single_environments_through_wrappers(make_batch):
-    batch = make_batch([_counting_in_time_limit] * 3)
+    batch = make_batch([testing.counting_in_time_limit] * 3)
     batch.reset()
     batch.step([0, 1], indices=[1, 2])
     assert batch.apply(access.get_attribute, 'count') == [0, 1, 1]

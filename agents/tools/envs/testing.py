@@ -4,6 +4,7 @@ The environments live in a module, not in a test file, so worker processes
 import them by reference.
 """
 
+import functools
 from multiprocessing import forkserver
 from multiprocessing import resource_tracker
 import os
@@ -28,6 +29,25 @@ BACKEND_VARIANTS = {
 }
 
 
+# Tasks with short time limits, so that episodes end by truncation as well as
+# by termination (except Pendulum's) within a few dozen random steps.
+SHORT_TASKS = {
+    'CartPole-v1': functools.partial(gymnasium.make, 'CartPole-v1', max_episode_steps=15),
+    'Pendulum-v1': functools.partial(gymnasium.make, 'Pendulum-v1', max_episode_steps=9),
+    'Hopper-v5': functools.partial(gymnasium.make, 'Hopper-v5', max_episode_steps=25),
+}
+
+
+def counting_envs(size=3):
+    """Constructors of `CountingEnv`s whose episodes end at different steps."""
+    return [functools.partial(CountingEnv, length=3 + index) for index in range(size)]
+
+
+def counting_in_time_limit(length=4):
+    """A `CountingEnv` in Gymnasium's `TimeLimit` wrapper, to reach it through wrappers."""
+    return gymnasium.wrappers.TimeLimit(CountingEnv(length), max_episode_steps=10)
+
+
 class CountingEnv(gymnasium.Env):
     """An environment whose observation is the number of steps of its episode.
 
@@ -35,14 +55,14 @@ class CountingEnv(gymnasium.Env):
     shape and dtype), the reward is `n`, and the episode terminates at
     `n == length`. Every second step returns the info `{'count': n, 'half':
     np.float32(n / 2)}`, the others an empty info, and a reset returns the info
-    `{'options': options}`. It can raise at a chosen step, sleep in `step` and
-    `close`, hang in `step` or `reset`, and records its actions and the
+    `{'options': options}`. It can raise or end its process at a chosen step,
+    sleep in `step` and `close`, hang in `step` or `reset`, and records its actions and the
     `time.monotonic()` start and end of each step.
     """
 
     def __init__(
             self, length=4, observation_space=None, action_space=None, fail_at_step=None,
-            step_delay=0.0, close_delay=0.0, hang_in=None):
+            step_delay=0.0, close_delay=0.0, hang_in=None, exit_at_step=None):
         """Create the environment.
 
         Args:
@@ -54,6 +74,8 @@ class CountingEnv(gymnasium.Env):
           step_delay: Seconds to sleep in every step.
           close_delay: Seconds to sleep in `close`.
           hang_in: 'step' or 'reset' to never return from that method.
+          exit_at_step: End the process with exit code 3 at this step of an
+            episode, as a crashing environment would, if given.
         """
         self.observation_space = observation_space or gymnasium.spaces.Box(
             -np.inf, np.inf, (2,), np.float64)
@@ -63,6 +85,7 @@ class CountingEnv(gymnasium.Env):
         self.step_delay = step_delay
         self.close_delay = close_delay
         self.hang_in = hang_in
+        self.exit_at_step = exit_at_step
         self.count = 0
         self.resets = 0
         self.actions = []
@@ -82,6 +105,8 @@ class CountingEnv(gymnasium.Env):
         self.step_times.append((start, time.monotonic()))
         if self.count + 1 == self.fail_at_step:
             raise ValueError(f'step {self.count + 1} failed on purpose')
+        if self.count + 1 == self.exit_at_step:
+            os._exit(3)
         self.actions.append(np.asarray(action))
         self.count += 1
         info = {'count': self.count, 'half': np.float32(self.count / 2)}
@@ -219,6 +244,12 @@ def new_children(before, timeout=10):
     while child_pids() - before and time.monotonic() < deadline:
         time.sleep(0.05)
     return child_pids() - before
+
+
+def shared_memory_segments():
+    """Paths of the shared-memory segments this process has mapped."""
+    with open('/proc/self/maps') as maps:
+        return {line.split()[-1] for line in maps if '/dev/shm/' in line}
 
 
 def open_fds():

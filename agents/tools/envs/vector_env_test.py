@@ -12,19 +12,6 @@ import pytest
 from agents.tools.envs import testing
 from agents.tools.envs import vector_env
 
-# Short time limits, so episodes end by truncation as well as termination.
-TASKS = {
-    'CartPole-v1': functools.partial(gymnasium.make, 'CartPole-v1', max_episode_steps=15),
-    'Pendulum-v1': functools.partial(gymnasium.make, 'Pendulum-v1', max_episode_steps=9),
-    'Hopper-v5': functools.partial(gymnasium.make, 'Hopper-v5', max_episode_steps=25),
-}
-
-
-def counting_envs(size=3):
-    """CountingEnv constructors whose episodes end at different steps."""
-    return [functools.partial(testing.CountingEnv, length=3 + index) for index in range(size)]
-
-
 @pytest.fixture
 def make_vector_env(backend):
     """Function of the constructors and options that builds a `VectorEnv` on the backend."""
@@ -60,10 +47,10 @@ def run_beside(ours, sync, steps, seed=0):
 
 # Every task in the default mode, and CartPole in the other.
 @pytest.mark.parametrize('task, mode', [
-    *((task, AutoresetMode.NEXT_STEP) for task in TASKS),
+    *((task, AutoresetMode.NEXT_STEP) for task in testing.SHORT_TASKS),
     ('CartPole-v1', AutoresetMode.SAME_STEP)])
 def test_bit_identical_to_sync_vector_env_across_episode_ends(make_vector_env, task, mode):
-    env_fns = [TASKS[task]] * 3
+    env_fns = [testing.SHORT_TASKS[task]] * 3
     ours = make_vector_env(env_fns, autoreset_mode=mode)
     sync = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=mode)
     assert ours.num_envs == sync.num_envs == 3
@@ -89,8 +76,8 @@ def test_bit_identical_to_sync_vector_env_across_episode_ends(make_vector_env, t
 
 @pytest.mark.parametrize('mode', list(AutoresetMode))
 def test_infos_and_resets_of_environments_ending_at_different_steps(make_vector_env, mode):
-    ours = make_vector_env(counting_envs(), autoreset_mode=mode)
-    sync = gymnasium.vector.SyncVectorEnv(counting_envs(), autoreset_mode=mode)
+    ours = make_vector_env(testing.counting_envs(), autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(testing.counting_envs(), autoreset_mode=mode)
     options = {'level': 2}
     testing.assert_identical(ours.reset(options=options), sync.reset(options=options))
     actions = np.array([0, 1, 2])
@@ -108,8 +95,8 @@ def test_infos_and_resets_of_environments_ending_at_different_steps(make_vector_
 
 
 def test_call_get_attr_and_set_attr(make_vector_env):
-    ours = make_vector_env(counting_envs())
-    sync = gymnasium.vector.SyncVectorEnv(counting_envs())
+    ours = make_vector_env(testing.counting_envs())
+    sync = gymnasium.vector.SyncVectorEnv(testing.counting_envs())
     for env in (ours, sync):
         env.reset(seed=0)
         env.step(np.array([1, 1, 1]))
@@ -141,8 +128,8 @@ def test_renders_frames_where_the_environments_run(make_vector_env):
 
 def test_bad_input_gets_clear_errors(make_vector_env):
     with pytest.raises(ValueError, match="Unknown autoreset_mode 'sometimes'; choose one of"):
-        make_vector_env(counting_envs(), autoreset_mode='sometimes')
-    ours = make_vector_env(counting_envs())
+        make_vector_env(testing.counting_envs(), autoreset_mode='sometimes')
+    ours = make_vector_env(testing.counting_envs())
     ours.reset()
     with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 2'):
         ours.step(np.array([0, 1]))
@@ -162,7 +149,7 @@ def test_bad_input_gets_clear_errors(make_vector_env):
 
 
 def test_close_is_idempotent_and_final(make_vector_env):
-    ours = make_vector_env(counting_envs())
+    ours = make_vector_env(testing.counting_envs())
     ours.reset()
     ours.close()
     ours.close()

@@ -1,0 +1,178 @@
+"""`SB3VecEnv`: any backend of the batch contract as a Stable-Baselines3 VecEnv.
+
+Needs Stable-Baselines3 (`pip install -e '.[sb3]'`). Importing SB3 loads
+PyTorch and TensorBoard, and TensorBoard loads TensorFlow when it is
+installed; this module adds no import of its own beyond SB3.
+"""
+
+import warnings
+
+import numpy as np
+
+from agents.tools.envs import access
+from agents.tools.envs import backends
+from agents.tools.envs import batching
+from agents.tools.envs import errors
+
+try:
+    from stable_baselines3.common.vec_env import VecEnv
+except ImportError as error:
+    raise ImportError(
+        f"SB3VecEnv needs Stable-Baselines3: pip install -e '.[sb3]' (import failed: "
+        f'{error}).') from error
+
+
+class SB3VecEnv(VecEnv):
+    """A Stable-Baselines3 `VecEnv` whose environments run on a backend of the batch contract.
+
+    A drop-in for `SubprocVecEnv(env_fns)` that steps the environments on the
+    `parallel` backend's shared-memory workers, or on any other backend:
+
+        env = SB3VecEnv([lambda: gymnasium.make('HalfCheetah-v5')] * 8)
+        model = stable_baselines3.PPO('MlpPolicy', env, seed=0).learn(50_000)
+
+    It behaves as SB3's `DummyVecEnv` with the same constructors: from the
+    same seeds and actions it returns bit-identical observations, float32
+    rewards, dones and infos. An environment whose episode ended is reset in
+    the same step; its info holds the last observation under
+    'terminal_observation' and whether a time limit cut the episode under
+    'TimeLimit.truncated', and `reset_infos` the info of its reset. `seed` and
+    `set_options` apply at the next `reset`. `env_method`, `get_attr`,
+    `set_attr`, `env_is_wrapped` and `render` reach the environments where
+    they run.
+
+    Errors are the backend's (see `contract.BaseBatchEnv`): an exception in an
+    environment, a worker that dies or does not answer in time raise
+    `WorkerError`, `WorkerDiedError` or `WorkerTimeoutError`, and after the
+    last two the backend has closed itself.
+    """
+
+    def __init__(self, env_fns, backend='parallel', **options):
+        """Build the environments on the backend.
+
+        Args:
+          env_fns: Zero-argument callables, one per environment, each returning
+            a Gymnasium environment; all with the same spaces.
+          backend: Name of the backend, a key of `envs.BACKENDS`.
+          **options: Options of the backend, such as `num_workers` or `timeout`.
+
+        Raises:
+          ValueError: If the backend is unknown, there are no constructors or
+            their spaces differ.
+        """
+        self._batch = backends.make_batch_env(backend, env_fns, **options)
+        try:
+            super().__init__(
+                len(self._batch), self._batch.observation_space, self._batch.action_space)
+            self.metadata = getattr(self._batch, 'metadata', self.metadata)
+        except BaseException:
+            self._batch.close()
+            raise
+        self.backend = backend
+        self._observ_layout = batching.BatchLayout(self.observation_space, 'observation')
+        self._actions = None
+
+    @property
+    def batch(self):
+        """The backend's batch environment (`contract.BaseBatchEnv`) underneath."""
+        return self._batch
+
+    def reset(self):
+        """Reset every environment with the seeds and options set for this reset.
+
+        Returns:
+          The batched first observations.
+        """
+        observ = self._observ_layout.empty(self.num_envs)
+        # Environments without options reset with None, as DummyVecEnv resets them.
+        for options, indices in self._options_groups():
+            first_observ, infos = self._batch.reset(
+                indices, [self._seeds[index] for index in indices], options)
+            self._observ_layout.assign(observ, indices, first_observ)
+            for index, info in zip(indices, infos):
+                self.reset_infos[index] = info
+        self._reset_seeds()
+        self._reset_options()
+        return observ
+
+    def step_async(self, actions):
+        """Keep the actions for `step_wait`, which steps the environments."""
+        self._actions = actions
+
+    def step_wait(self):
+        """Step every environment and reset those whose episode ended.
+
+        Returns:
+          The batched observations (first ones of the environments reset),
+          float32 rewards, bool dones and a list of info dicts.
+        """
+        observ, reward, terminated, truncated, infos = self._batch.step(self._actions)
+        dones = terminated | truncated
+        infos = [
+            dict(info, **{'TimeLimit.truncated': bool(cut and not ended)})
+            for info, cut, ended in zip(infos, truncated, terminated)]
+        ended = np.flatnonzero(dones)
+        if len(ended):
+            for index in ended:
+                infos[index]['terminal_observation'] = self._observ_layout.row(observ, index)
+            first_observ, reset_infos = self._batch.reset(ended)
+            self._observ_layout.assign(observ, ended, first_observ)
+            for index, info in zip(ended, reset_infos):
+                self.reset_infos[index] = info
+        return observ, reward, dones, infos
+
+    def close(self):
+        """Close the backend: its environments, processes and shared memory."""
+        self._batch.close()
+
+    def get_attr(self, attr_name, indices=None):
+        """List of an attribute of the environments at `indices`, through their wrappers.
+
+        Raises:
+          AttributeError: If an environment has no such attribute.
+        """
+        try:
+            return self._apply(access.get_attribute, attr_name, indices=indices)
+        except errors.WorkerError as error:
+            if error.exception_type == 'AttributeError':
+                raise AttributeError(str(error)) from error
+            raise
+
+    def set_attr(self, attr_name, value, indices=None):
+        """Set an attribute on the outermost wrapper of the environments at `indices`."""
+        self._apply(setattr, attr_name, value, indices=indices)
+
+    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        """List of the results of a method of the environments at `indices`."""
+        return self._apply(
+            access.call_method, method_name, method_args, method_kwargs, indices=indices)
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        """List of whether the environments at `indices` are wrapped in `wrapper_class`."""
+        return self._apply(
+            access.is_wrapped, access.class_name(wrapper_class), indices=indices)
+
+    def get_images(self):
+        """The environments' frames, rendered where they run, if they render rgb arrays."""
+        if self.render_mode != 'rgb_array':
+            warnings.warn(
+                f'The render mode is {self.render_mode}, but this method assumes it is '
+                f'`rgb_array` to obtain images.')
+            return [None] * self.num_envs
+        return self.env_method('render')
+
+    def _apply(self, function, *args, indices):
+        return self._batch.apply(function, *args, indices=self._get_indices(indices))
+
+    def _options_groups(self):
+        """Pairs of reset options (None for none) and the indices of the environments they go to."""
+        groups = []
+        for index, options in enumerate(self._options):
+            options = options or None
+            for group_options, indices in groups:
+                if group_options == options:
+                    indices.append(index)
+                    break
+            else:
+                groups.append((options, [index]))
+        return groups
