@@ -157,8 +157,8 @@ class Direct:
     """A backend stepped directly: step, then reset the environments that ended."""
 
     def __init__(self, backend, env_id):
-        self.env = envs.make_batch_env(backend, [functools.partial(gymnasium.make, env_id)]
-                                       * NUM_ENVS)
+        env_fns = [functools.partial(gymnasium.make, env_id)] * NUM_ENVS
+        self.env = envs.make_batch_env(backend, env_fns)
         self.env.reset(seeds=range(NUM_ENVS))
 
     def step(self, actions):
@@ -200,15 +200,11 @@ def overhead_part(env_ids, backends, duration, repeats):
         actions = np.stack([np.stack([space.sample() for _ in range(NUM_ENVS)])
                             for _ in range(64)])
         env_fns = [functools.partial(gymnasium.make, env_id)] * NUM_ENVS
-        steppers = {'gymnasium SyncVectorEnv': lambda: Face(
-            gymnasium.vector.SyncVectorEnv(env_fns))}
+        built = {'gymnasium SyncVectorEnv': Face(gymnasium.vector.SyncVectorEnv(env_fns))}
         for backend in backends:
-            steppers[f'{backend} directly'] = functools.partial(Direct, backend, env_id)
-            steppers[f'{backend} VectorEnv'] = lambda backend=backend: Face(
-                tools.VectorEnv(env_fns, backend=backend))
-            steppers[f'{backend} SB3VecEnv'] = lambda backend=backend: Face(
-                tools.SB3VecEnv(env_fns, backend=backend))
-        built = {name: build() for name, build in steppers.items()}
+            built[f'{backend} directly'] = Direct(backend, env_id)
+            built[f'{backend} VectorEnv'] = Face(tools.VectorEnv(env_fns, backend=backend))
+            built[f'{backend} SB3VecEnv'] = Face(tools.SB3VecEnv(env_fns, backend=backend))
         best = dict.fromkeys(built, 0.0)
         try:
             for stepper in built.values():

@@ -33,3 +33,20 @@ def backend(request):
     children = testing.child_pids()
     yield Backend(request.param, name, dict(options))
     assert not testing.new_children(children), 'worker processes were left behind'
+
+
+@pytest.fixture
+def build_on_backend(backend):
+    """Function `make(cls, env_fns, **options)` building `cls` (a face) on the backend.
+
+    What it built is closed after the test.
+    """
+    built = []
+
+    def make(cls, env_fns, **options):
+        built.append(cls(env_fns, backend=backend.name, **{**backend.options, **options}))
+        return built[-1]
+
+    yield make
+    for each in built:
+        each.close()

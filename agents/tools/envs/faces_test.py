@@ -13,7 +13,7 @@ from agents.tools.envs import waiting
 
 
 @pytest.fixture(params=['gymnasium', 'sb3'])
-def make_face(request, backend):
+def make_face(request, backend, build_on_backend):
     """Function of the constructors and options that builds the face on the backend."""
     if request.param == 'sb3':
         pytest.importorskip('stable_baselines3', reason="pip install -e '.[sb3]' to test it.")
@@ -21,16 +21,9 @@ def make_face(request, backend):
         face_class = sb3_vec_env.SB3VecEnv
     else:
         face_class = vector_env.VectorEnv
-    built = []
-
-    def make(env_fns, **options):
-        built.append(face_class(env_fns, backend=backend.name, **{**backend.options, **options}))
-        return built[-1]
-
+    make = functools.partial(build_on_backend, face_class)
     make.backend = backend
-    yield make
-    for face in built:
-        face.close()
+    return make
 
 
 def _skip_in_process(make_face):

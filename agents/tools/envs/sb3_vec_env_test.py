@@ -20,18 +20,9 @@ from agents.tools.envs import sb3_vec_env  # noqa: E402
 
 
 @pytest.fixture
-def make_sb3_vec_env(backend):
+def make_sb3_vec_env(build_on_backend):
     """Function of the constructors and options that builds an `SB3VecEnv` on the backend."""
-    built = []
-
-    def make(env_fns, **options):
-        built.append(sb3_vec_env.SB3VecEnv(
-            env_fns, backend=backend.name, **{**backend.options, **options}))
-        return built[-1]
-
-    yield make
-    for env in built:
-        env.close()
+    return functools.partial(build_on_backend, sb3_vec_env.SB3VecEnv)
 
 
 @pytest.mark.parametrize('task', list(testing.SHORT_TASKS))

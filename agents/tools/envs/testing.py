@@ -202,8 +202,8 @@ def assert_identical(actual, expected, path='value'):
             assert actual.tobytes() == expected.tobytes(), f'{path}: {actual} != {expected}'
     else:
         assert type(actual) is type(expected), f'{path}: {type(actual)} != {type(expected)}'
-        assert actual == expected or (actual != actual and expected != expected), (
-            f'{path}: {actual!r} != {expected!r}')
+        both_nan = isinstance(expected, float) and np.isnan(expected) and np.isnan(actual)
+        assert actual == expected or both_nan, f'{path}: {actual!r} != {expected!r}'
 
 
 def is_running(pid):

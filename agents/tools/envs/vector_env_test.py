@@ -13,18 +13,9 @@ from agents.tools.envs import testing
 from agents.tools.envs import vector_env
 
 @pytest.fixture
-def make_vector_env(backend):
+def make_vector_env(build_on_backend):
     """Function of the constructors and options that builds a `VectorEnv` on the backend."""
-    built = []
-
-    def make(env_fns, **options):
-        built.append(vector_env.VectorEnv(
-            env_fns, backend=backend.name, **{**backend.options, **options}))
-        return built[-1]
-
-    yield make
-    for env in built:
-        env.close()
+    return functools.partial(build_on_backend, vector_env.VectorEnv)
 
 
 def run_beside(ours, sync, steps, seed=0):
