@@ -4,6 +4,8 @@ Train and visualize define these flags and parse them before TensorFlow
 loads, so a mistyped flag is reported at once.
 """
 
+import sys
+
 from absl import flags
 
 ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray')
@@ -32,6 +34,29 @@ def define_environment_flags():
     flags.DEFINE_list(
         'register', [], 'Modules to import that register networks, algorithms, optimizers or '
         'environment constructors the config names.')
+
+
+def parse_flags(argv):
+    """Parse the command line into absl's flags; a bad flag ends the command with one line.
+
+    Pass it as `app.run(main, flags_parser=command_line.parse_flags)`.
+
+    Args:
+      argv: The command line, the program first.
+
+    Returns:
+      The arguments that are not flags.
+    """
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as error:
+        exit_with(str(error))
+
+
+def exit_with(message, code=1):
+    """Exit with `code`, saying `message` on one line of standard error."""
+    print(message, file=sys.stderr, flush=True)
+    sys.exit(code)
 
 
 def backend_from_flags(flag_values):

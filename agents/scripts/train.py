@@ -15,7 +15,7 @@ import datetime
 import glob
 import os
 import re
-import sys
+import shutil
 
 # TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
 # package logs a harmless error that it found no CUDA driver.
@@ -192,21 +192,26 @@ def main(argv):
         with interrupts.raised_on():
             logdir, resume, config = prepare_run(FLAGS)
             backend, backend_options = command_line.backend_from_flags(FLAGS)
-            _train_with_progress(
-                config, logdir, backend, backend_options, resume, FLAGS.checkpoint)
+            with _removed_if_it_fails_without_checkpoint(logdir, not resume):
+                _train_with_progress(
+                    config, logdir, backend, backend_options, resume, FLAGS.checkpoint)
     except utility.ConfigError as error:
-        _exit(str(error))
+        command_line.exit_with(str(error))
     except interrupts.Interrupted as stop:
-        _exit(f'Interrupted by {stop.signal.name}. {_describe_checkpoint(FLAGS.logdir, logdir)}',
-              stop.exit_code)
+        command_line.exit_with(
+            f'Interrupted by {stop.signal.name}. {_describe_checkpoint(FLAGS.logdir, logdir)}',
+            stop.exit_code)
     except tf.errors.OpError as error:
         if not graph_errors.is_environment_error(error):
             raise
-        _exit(_describe_failure(error, config, FLAGS.logdir, logdir))
+        command_line.exit_with(_describe_failure(error, config, FLAGS.logdir, logdir))
 
 
 def prepare_run(flag_values):
     """Check the flags and the configuration, then create or find the run directory.
+
+    Everything is checked before the run directory of a new run is created, so
+    a refused start leaves nothing behind.
 
     Args:
       flag_values: The parsed flags of `define_flags`.
@@ -231,9 +236,51 @@ def prepare_run(flag_values):
     if resume:
         logging.info('Resuming run %s.', logdir)
     else:
-        utility.save_config(config, logdir)
+        _create_run_directory(logdir, config)
         logging.info('Starting run %s.', logdir)
     return logdir, resume, config
+
+
+def _create_run_directory(logdir, config):
+    """Create the directory of a new run holding its config.yaml; nothing is left if that fails.
+
+    Raises:
+      utility.ConfigError: If the directory or the file cannot be written.
+    """
+    try:
+        os.makedirs(logdir)
+    except OSError as error:
+        raise utility.ConfigError(
+            f'Cannot create the run directory {logdir}: {error.strerror}. Pass a --logdir '
+            f'you can write to.') from None
+    try:
+        utility.save_config(config, logdir)
+    except OSError as error:
+        shutil.rmtree(logdir, ignore_errors=True)
+        raise utility.ConfigError(
+            f'Cannot write the config of the run to {logdir}: {error.strerror}.') from None
+
+
+@contextlib.contextmanager
+def _removed_if_it_fails_without_checkpoint(logdir, is_new):
+    """Remove a new run's directory when its start fails before it stored a checkpoint.
+
+    A run that stopped before its first checkpoint has nothing to resume, so a
+    failed start leaves no run directory behind.
+
+    Args:
+      logdir: Directory of the run.
+      is_new: Whether this command created the directory.
+
+    Yields:
+      Nothing.
+    """
+    try:
+        yield
+    except BaseException:
+        if is_new and not tf.train.latest_checkpoint(logdir):
+            shutil.rmtree(logdir, ignore_errors=True)
+        raise
 
 
 def _train_with_progress(config, logdir, backend, backend_options, resume, checkpoint):
@@ -280,12 +327,6 @@ def _describe_failure(error, config, base_logdir, logdir):
             f'Full error report: {report}. {_describe_checkpoint(base_logdir, logdir)}')
 
 
-def _exit(message, code=1):
-    """Exit with `code`, saying `message` on one line of standard error."""
-    print(message, file=sys.stderr, flush=True)
-    sys.exit(code)
-
-
 FLAGS = flags.FLAGS
 
 
@@ -315,4 +356,4 @@ def define_flags():
 
 if __name__ == '__main__':
     define_flags()
-    app.run(main)
+    app.run(main, flags_parser=command_line.parse_flags)

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -57,6 +58,21 @@ def long_tiny_pendulum():
     config = tiny_pendulum()
     config.update(steps=1e7)
     return config
+
+
+def _tiny_pendulum_with(**changes):
+    def config_function():
+        config = tiny_pendulum()
+        config.update(changes)
+        return config
+    return config_function
+
+
+# Configs that must be refused before a run starts, as a user might mistype them.
+misspelt_key = _tiny_pendulum_with(learning_rat=1e-3)
+negative_steps = _tiny_pendulum_with(steps=-1000)
+no_agents = _tiny_pendulum_with(num_agents=0)
+unknown_task = _tiny_pendulum_with(env='Pendulm-v1')
 
 
 def _train(config_function, logdir, **kwargs):
@@ -422,3 +438,111 @@ def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_pat
     list(train.train(_tiny_config(steps=300), str(tmp_path), 'inprocess', resume=True,
                      checkpoint=older))
     assert f'Restored checkpoint {older}.' in [record.getMessage() for record in caplog.records]
+
+
+def _flags(tmp_path, **values):
+    """The flags of train.py as parsed, with `values` set."""
+    defaults = dict(logdir=str(tmp_path / 'logs'), config=None, timestamp=None, register=[],
+                    checkpoint=None, env_timeout=None)
+    return types.SimpleNamespace(**dict(defaults, **values))
+
+
+@pytest.mark.parametrize('config_function, message', [
+    ('misspelt_key', "unknown key 'learning_rat' (did you mean 'learning_rate'?)"),
+    ('negative_steps', 'steps must be >= 1, got -1000'),
+    ('no_agents', 'num_agents must be >= 1, got 0'),
+    ('unknown_task', "cannot make environment 'Pendulm-v1'"),
+])
+def test_a_bad_config_is_refused_before_the_run_directory_exists(
+        tmp_path, config_function, message):
+    with pytest.raises(utility.ConfigError) as error:
+        train.prepare_run(_flags(tmp_path, config=f'{__name__}:{config_function}'))
+    assert message in str(error.value) and '\n' not in str(error.value)
+    assert not os.path.exists(tmp_path / 'logs')
+
+
+def _unwritable_directory(tmp_path):
+    if os.geteuid() == 0:  # Root writes anywhere but in /sys.
+        return '/sys/agents-train-test'
+    directory = tmp_path / 'read-only'
+    directory.mkdir(mode=0o555)
+    return str(directory)
+
+
+def test_an_unwritable_logdir_is_refused_and_nothing_is_created(tmp_path):
+    (tmp_path / 'a-file').write_text('')
+    for logdir in (_unwritable_directory(tmp_path), str(tmp_path / 'a-file' / 'logs')):
+        with pytest.raises(utility.ConfigError, match='Cannot create the run directory .*: .*'
+                                                      'Pass a --logdir you can write to'):
+            train.prepare_run(_flags(tmp_path, logdir=logdir, config=f'{__name__}:tiny_pendulum'))
+        assert not os.path.exists(logdir)
+
+
+@pytest.mark.parametrize('content, message', [
+    (b'env: Pendulum-v1\nseed: \xff\n', 'is not UTF-8 text: byte 0xff on line 2'),
+    (b'env: [Pendulum-v1\n', 'Cannot parse'),
+])
+def test_a_broken_config_file_is_refused_and_the_run_is_kept(tmp_path, content, message):
+    run = tmp_path / 'logs' / 'seed0-pendulum'
+    run.mkdir(parents=True)
+    (run / 'config.yaml').write_bytes(content)
+    with pytest.raises(utility.ConfigError, match=message):
+        train.prepare_run(_flags(tmp_path, timestamp='seed0'))
+    assert os.listdir(run) == ['config.yaml'] and (run / 'config.yaml').read_bytes() == content
+
+
+def test_checkpoint_flag_needs_an_existing_run_and_checkpoint(tmp_path):
+    with pytest.raises(utility.ConfigError, match='--checkpoint resumes a run'):
+        train.prepare_run(_flags(
+            tmp_path, config=f'{__name__}:tiny_pendulum', checkpoint='model.ckpt-5'))
+    assert not os.path.exists(tmp_path / 'logs')
+    run, _, _ = train.prepare_run(_flags(
+        tmp_path, config=f'{__name__}:tiny_pendulum', timestamp='seed0'))
+    with pytest.raises(utility.ConfigError, match='No checkpoint .*model.ckpt-5: pass the path'):
+        train.prepare_run(_flags(tmp_path, timestamp='seed0', checkpoint=f'{run}/model.ckpt-5'))
+
+
+def test_a_new_run_that_fails_before_its_first_checkpoint_leaves_nothing(tmp_path):
+    run = tmp_path / 'run'
+    for is_new, has_checkpoint, kept in [
+            (True, False, False), (True, True, True), (False, False, True)]:
+        run.mkdir()
+        if has_checkpoint:
+            (run / 'checkpoint').write_text('model_checkpoint_path: "model.ckpt-1"\n')
+            (run / 'model.ckpt-1.index').write_text('')
+        with pytest.raises(RuntimeError):
+            with train._removed_if_it_fails_without_checkpoint(str(run), is_new):
+                raise RuntimeError('the workers did not start')
+        assert run.exists() == kept
+        if kept:
+            for path in run.iterdir():
+                path.unlink()
+            run.rmdir()
+
+
+def test_bad_input_on_the_command_line_is_one_line_and_leaves_nothing(tmp_path, user_package):
+    victim = tmp_path / 'victim'
+    victim.mkdir()
+    run = tmp_path / 'logs' / 'seed0-pendulum'
+    run.mkdir(parents=True)
+    (run / 'config.yaml').write_text(
+        'env: Pendulum-v1\nmax_length: 10\nsteps: 100\n'
+        f'optimizer: !callable tensorflow.io.gfile:rmtree\nlearning_rate: {victim}\n')
+    logdir = tmp_path / 'logs'
+    cases = [
+        ([f'--config={__name__}:misspelt_key'], f'Invalid config {__name__}:misspelt_key: '
+         "unknown key 'learning_rat' (did you mean 'learning_rate'?)."),
+        (['--config=pendulum', '--num_workers=-2'],
+         'flag --num_workers=-2: -2 is not a positive integer'),
+        (['--timestamp=seed0'], f"Invalid {run}/config.yaml: optimizer: "
+         "'tensorflow.io.gfile:rmtree' is not a registered optimizer"),
+    ]
+    for flags, message in cases:
+        code, lines, _ = _train_command(logdir, user_package, *flags)
+        assert code == 1 and lines[-1].startswith(message), '\n'.join(lines[-10:])
+        assert not any('Traceback' in line for line in lines)
+        assert os.listdir(logdir) == ['seed0-pendulum'] and os.listdir(run) == ['config.yaml']
+    assert victim.is_dir()
+    code, lines, _ = _train_command(
+        logdir, user_package, '--config=pendulum', f'--logdir={_unwritable_directory(tmp_path)}')
+    assert code == 1 and lines[-1].startswith('Cannot create the run directory ')

@@ -240,7 +240,7 @@ def main(argv):
             FLAGS.checkpoint and os.path.expanduser(FLAGS.checkpoint),
             *command_line.backend_from_flags(FLAGS))
     except utility.ConfigError as error:
-        raise app.UsageError(str(error)) from None
+        command_line.exit_with(str(error))
 
 
 def _define_flags():
@@ -261,4 +261,4 @@ FLAGS = flags.FLAGS
 
 if __name__ == '__main__':
     _define_flags()
-    app.run(main)
+    app.run(main, flags_parser=command_line.parse_flags)
