@@ -2,6 +2,7 @@
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -45,3 +46,56 @@ def test_previous_handlers_come_back():
     with interrupts.raised_on():
         assert signal.getsignal(signal.SIGTERM) is not before
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_signal_within_deferred_is_raised_when_it_ends():
+    finished = False
+    with pytest.raises(interrupts.Interrupted) as stop:
+        with interrupts.raised_on():
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _wait_for_signal()
+                finished = True
+    assert finished and stop.value.signal.name == 'SIGTERM'
+    with interrupts.raised_on():
+        with interrupts.deferred():
+            pass  # Nothing held back, nothing raised.
+
+
+def test_handlers_of_the_program_and_an_enclosing_context_are_kept():
+    received = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)  # As in a background job.
+    try:
+        with pytest.raises(interrupts.Interrupted) as stop:
+            with interrupts.raised_on():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _wait_for_signal()
+                assert received == [signal.SIGTERM]
+                os.kill(os.getpid(), signal.SIGINT)
+                _wait_for_signal()
+        assert stop.value.signal.name == 'SIGINT'
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    with pytest.raises(interrupts.Interrupted) as stop:
+        with interrupts.raised_on():
+            with interrupts.raised_on():  # Such as train() called by the command line.
+                os.kill(os.getpid(), signal.SIGTERM)
+                _wait_for_signal()
+    assert stop.value.signal.name == 'SIGTERM'
+    assert interrupts.received_signal() == signal.SIGTERM
+
+
+def test_outside_the_main_thread_nothing_changes():
+    handlers = []
+
+    def enter():
+        with interrupts.raised_on():
+            handlers.append(signal.getsignal(signal.SIGTERM))
+
+    thread = threading.Thread(target=enter)
+    thread.start()
+    thread.join()
+    assert handlers == [signal.getsignal(signal.SIGTERM)]

@@ -16,6 +16,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 
 # TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
 # package logs a harmless error that it found no CUDA driver.
@@ -83,6 +84,11 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
     Checkpoints are stored in `logdir` after each evaluation, by wall time
     (`checkpoint_seconds`), and when training ends for any reason: done,
     interrupted (Ctrl-C, SIGTERM) or failed (an environment raised or died).
+    Called from a program of your own, training stops alike on Ctrl-C and on
+    SIGTERM unless the program handles these signals itself (see
+    `interrupts.raised_on`): it stores a checkpoint, closes the environments
+    and their workers and shared memory, and raises `interrupts.Interrupted`,
+    whose `exit_code` is the conventional one to exit with.
 
     Args:
       config: Configuration AttrDict.
@@ -93,6 +99,9 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
       checkpoint: Path prefix of the checkpoint to resume from; the newest that
         restores if None.
 
+    Raises:
+      interrupts.Interrupted: On SIGINT or SIGTERM, once the run stopped.
+
     Yields:
       `tools.loop.PhaseResult` of each training and evaluation phase.
     """
@@ -100,10 +109,10 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
-    with tf.Graph().as_default(), tf.device('/cpu:0'):
+    with interrupts.raised_on(), tf.Graph().as_default(), tf.device('/cpu:0'):
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), env_backend,
-            **(backend_options or {}))
+            timeout=config.env_timeout, **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
             loop = _define_loop(graph, logdir, config)
@@ -115,7 +124,7 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
                 store = utility.define_checkpoints(
                     logdir, config.keep_checkpoints, config.checkpoint_seconds,
                     exclude=(r'.*_temporary.*',))
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            with utility.SignalSafeSession(config=utility.session_config()) as sess:
                 utility.initialize_variables(sess, store, checkpoint, resume)
                 try:  # From here on, stopping for any reason stores a checkpoint.
                     logging.info(
@@ -126,7 +135,8 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
                     raise
                 finally:
                     if store:
-                        loop.store_checkpoint(sess, store)
+                        with interrupts.deferred():
+                            loop.store_checkpoint(sess, store)
             loop.close()
         finally:
             batch_env.close()
@@ -197,7 +207,8 @@ def main(argv):
                     config, logdir, backend, backend_options, resume, FLAGS.checkpoint)
     except utility.ConfigError as error:
         command_line.exit_with(str(error))
-    except interrupts.Interrupted as stop:
+    except KeyboardInterrupt:  # interrupts.Interrupted, or a backend's wait stopped by it.
+        stop = interrupts.Interrupted(interrupts.received_signal() or signal.SIGINT)
         command_line.exit_with(
             f'Interrupted by {stop.signal.name}. {_describe_checkpoint(FLAGS.logdir, logdir)}',
             stop.exit_code)
@@ -323,7 +334,8 @@ def _describe_failure(error, config, base_logdir, logdir):
         file_.write(error.message)
     env = config.env if isinstance(config.env, str) else getattr(
         config.env, '__qualname__', repr(config.env))
-    return (f'Training stopped: environment {env} failed with {graph_errors.summarize(error)}. '
+    return (f'Training stopped: environment {env} failed with '
+            f'{graph_errors.summarize(error).rstrip(".")}. '
             f'Full error report: {report}. {_describe_checkpoint(base_logdir, logdir)}')
 
 

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -188,6 +189,9 @@ def test_same_seed_gives_same_first_observations_and_actions():
 USER_PACKAGE = {
     'mytasks/__init__.py': '',
     'mytasks/envs.py': """
+import sys
+import time
+
 import gymnasium as gym
 from gymnasium.envs.classic_control import pendulum
 
@@ -206,8 +210,24 @@ class FailingPendulum(pendulum.PendulumEnv):
         return super().step(action)
 
 
+class HangingPendulum(pendulum.PendulumEnv):
+    \"\"\"A pendulum whose simulator stops answering after some steps.\"\"\"
+
+    def __init__(self, hang_after, render_mode=None):
+        super().__init__(render_mode=render_mode)
+        self.hang_after, self.steps = hang_after, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps > self.hang_after:
+            print('The simulator hangs.', file=sys.stderr, flush=True)
+            time.sleep(3600)
+        return super().step(action)
+
+
 gym.register('MyPendulum-v0', entry_point=pendulum.PendulumEnv, max_episode_steps=200)
 gym.register('FailingPendulum-v0', entry_point=FailingPendulum, kwargs=dict(fail_after=150))
+gym.register('HangingPendulum-v0', entry_point=HangingPendulum, kwargs=dict(hang_after=150))
 """,
     'mytasks/configs.py': """
 from agents.scripts import train_test
@@ -215,14 +235,21 @@ from agents.scripts import train_test
 
 def tiny():
     config = train_test.tiny_pendulum()
-    # Registered by --register=mytasks.envs. Four evaluations, to be interrupted.
-    config.update(env='MyPendulum-v0', steps=1600)
+    # Registered by --register=mytasks.envs. A budget no test reaches: the run is
+    # interrupted, and lowering steps in its config.yaml lets it finish.
+    config.update(env='MyPendulum-v0', steps=1e7)
     return config
 
 
 def failing():
     config = train_test.tiny_pendulum()
     config.update(env='mytasks.envs:FailingPendulum-v0')  # Gymnasium's way.
+    return config
+
+
+def hanging():
+    config = train_test.tiny_pendulum()
+    config.update(env='mytasks.envs:HangingPendulum-v0', env_timeout=None)
     return config
 """,
 }
@@ -291,15 +318,21 @@ def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, u
         f'Interrupted by SIGINT. Checkpoint {checkpoint} is safe; resume with: python -m '
         f'agents.scripts.train --logdir={tmp_path} --timestamp=seed0')
     step = int(checkpoint.rsplit('-', 1)[1])
-    assert 0 < step < 1600
+    assert step > 0
+    # Two more cycles of training and evaluation, as the run's new budget.
+    budget = (step // 400 + 2) * 400
+    config = (run / 'config.yaml').read_text()
+    assert 'steps: 10000000\n' in config
+    (run / 'config.yaml').write_text(config.replace('steps: 10000000\n', f'steps: {budget}\n'))
     code, lines, _ = _train_command(tmp_path, user_package, *flags)
     assert code == 0, '\n'.join(lines[-30:])
     log = '\n'.join(lines)
     assert 'Resuming run' in log and 'mean score' in log and 'env steps/s' in log
-    assert f'Training from step {step} to 1600.' in log  # Continued, not restarted.
+    assert f'Training from step {step} to {budget}.' in log  # Continued, not restarted.
     # Not on a terminal: plain progress lines, no carriage returns.
-    assert lines[-1].startswith('Progress: 1,600/1,600 steps (100.0%), ') and '\r' not in log
-    assert tf.train.latest_checkpoint(run).endswith('model.ckpt-1600')
+    assert lines[-1].startswith(f'Progress: {budget:,}/{budget:,} steps (100.0%), ')
+    assert '\r' not in log
+    assert tf.train.latest_checkpoint(run).endswith(f'model.ckpt-{budget}')
     assert os.listdir(tmp_path) == [run.name]
 
 
@@ -381,18 +414,52 @@ def test_short_run_with_environments_on_ray(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-400')
 
 
-def test_sigterm_stores_a_restorable_checkpoint_and_leaves_no_process(tmp_path, user_package):
-    code, lines, session = _train_command(
-        tmp_path, user_package, f'--config={__name__}:long_tiny_pendulum',
-        '--env_backend=parallel', '--num_workers=1', interrupt_on='Training from step',
-        signum=signal.SIGTERM)  # Training runs, and so do its worker processes.
+# A program of the user's own that trains through the library, as benchmarks do.
+LIBRARY_PROGRAM = """
+import sys
+from agents.scripts import interrupts, train, utility
+
+if __name__ == '__main__':
+    config = utility.make_config('agents.scripts.train_test:long_tiny_pendulum')
+    utility.save_config(config, sys.argv[1])
+    try:
+        for result in train.train(config, sys.argv[1], 'parallel', dict(num_workers=1)):
+            print(f'Step {result.step}, phase {result.phase}.', file=sys.stderr, flush=True)
+    except interrupts.Interrupted as stop:
+        sys.exit(stop.exit_code)
+"""
+
+
+def _train_library(logdir, interrupt_on, signum):
+    environ = dict(os.environ, PYTHONPATH=os.getcwd())
+    return run_command(
+        [sys.executable, '-c', LIBRARY_PROGRAM, str(logdir)], logdir, environ, interrupt_on,
+        signum)
+
+
+@pytest.mark.parametrize('through', ['command line', 'library'])
+def test_sigterm_stores_a_restorable_checkpoint_and_leaves_nothing(
+        tmp_path, user_package, through):
+    # Training runs, and so do its worker processes and their shared memory.
+    if through == 'command line':
+        code, lines, session = _train_command(
+            tmp_path, user_package, f'--config={__name__}:long_tiny_pendulum',
+            '--env_backend=parallel', '--num_workers=1', interrupt_on='Training from step',
+            signum=signal.SIGTERM)
+        (run,) = glob.glob(str(tmp_path / '*-*'))
+    else:
+        code, lines, session = _train_library(
+            tmp_path, interrupt_on='Step ', signum=signal.SIGTERM)
+        run = str(tmp_path)
     assert code == 128 + signal.SIGTERM, '\n'.join(lines[-30:])
-    (run,) = glob.glob(str(tmp_path / '*-*'))
     checkpoint = tf.train.latest_checkpoint(run)
-    assert lines[-1] == (
-        f'Interrupted by SIGTERM. Checkpoint {checkpoint} is safe; resume with: python -m '
-        f'agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
+    if through == 'command line':
+        assert lines[-1] == (
+            f'Interrupted by SIGTERM. Checkpoint {checkpoint} is safe; resume with: python -m '
+            f'agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
     assert not _processes_in_session(session)  # Workers and forkserver ended too.
+    # The segment was freed by the run, not by multiprocessing's resource tracker.
+    assert not any('leaked' in line for line in lines), '\n'.join(lines[-30:])
     config = utility.load_config(run)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
@@ -523,26 +590,66 @@ def test_a_new_run_that_fails_before_its_first_checkpoint_leaves_nothing(tmp_pat
 def test_bad_input_on_the_command_line_is_one_line_and_leaves_nothing(tmp_path, user_package):
     victim = tmp_path / 'victim'
     victim.mkdir()
-    run = tmp_path / 'logs' / 'seed0-pendulum'
-    run.mkdir(parents=True)
+    logdir = tmp_path / 'logs'
+    run, garbled = logdir / 'seed0-pendulum', logdir / 'seed1-pendulum'
+    for each in (run, garbled):
+        each.mkdir(parents=True)
     (run / 'config.yaml').write_text(
         'env: Pendulum-v1\nmax_length: 10\nsteps: 100\n'
         f'optimizer: !callable tensorflow.io.gfile:rmtree\nlearning_rate: {victim}\n')
-    logdir = tmp_path / 'logs'
+    (garbled / 'config.yaml').write_bytes(b'env: Pendulum-v1\nseed: \xff\n')
     cases = [
         ([f'--config={__name__}:misspelt_key'], f'Invalid config {__name__}:misspelt_key: '
          "unknown key 'learning_rat' (did you mean 'learning_rate'?)."),
+        ([f'--config={__name__}:unknown_task'], f'Invalid config {__name__}:unknown_task: '
+         "env: cannot make environment 'Pendulm-v1'"),
         (['--config=pendulum', '--num_workers=-2'],
          'flag --num_workers=-2: -2 is not a positive integer'),
         (['--timestamp=seed0'], f"Invalid {run}/config.yaml: optimizer: "
          "'tensorflow.io.gfile:rmtree' is not a registered optimizer"),
+        (['--timestamp=seed1'], f'{garbled}/config.yaml is not UTF-8 text: byte 0xff on line 2'),
     ]
     for flags, message in cases:
         code, lines, _ = _train_command(logdir, user_package, *flags)
         assert code == 1 and lines[-1].startswith(message), '\n'.join(lines[-10:])
         assert not any('Traceback' in line for line in lines)
-        assert os.listdir(logdir) == ['seed0-pendulum'] and os.listdir(run) == ['config.yaml']
+        assert sorted(os.listdir(logdir)) == ['seed0-pendulum', 'seed1-pendulum']
+        assert os.listdir(run) == os.listdir(garbled) == ['config.yaml']
     assert victim.is_dir()
     code, lines, _ = _train_command(
         logdir, user_package, '--config=pendulum', f'--logdir={_unwritable_directory(tmp_path)}')
     assert code == 1 and lines[-1].startswith('Cannot create the run directory ')
+
+
+@pytest.mark.parametrize('backend', ['process', 'parallel'])
+def test_a_hung_environment_times_out_with_a_checkpoint_and_leaves_nothing(
+        tmp_path, user_package, backend):
+    code, lines, session = _train_command(
+        tmp_path, user_package, '--config=mytasks.configs:hanging', f'--env_backend={backend}',
+        '--env_timeout=2')
+    assert code == 1, '\n'.join(lines[-30:])
+    (run,) = glob.glob(str(tmp_path / '*-mytasks.configs.hanging'))
+    checkpoint = tf.train.latest_checkpoint(run)
+    assert lines[-1].startswith(
+        'Training stopped: environment mytasks.envs:HangingPendulum-v0 failed with '
+        'WorkerTimeoutError: ')
+    assert re.search(r' 2\.0 s\b.* calling step\(\)', lines[-1]), lines[-1]
+    assert lines[-1].endswith(
+        f'. Full error report: {run}/error.log. Checkpoint {checkpoint} is safe; resume with: '
+        f'python -m agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
+    assert not _processes_in_session(session)
+    assert not any('leaked' in line for line in lines)  # Shared memory freed by the run.
+
+
+def test_sigterm_stops_a_run_waiting_for_a_hung_environment(tmp_path, user_package):
+    # Without a timeout the trainer would wait for ever; SIGTERM stops the wait.
+    code, lines, session = _train_command(
+        tmp_path, user_package, '--config=mytasks.configs:hanging', '--env_backend=process',
+        interrupt_on='The simulator hangs.', signum=signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM, '\n'.join(lines[-30:])
+    (run,) = glob.glob(str(tmp_path / '*-mytasks.configs.hanging'))
+    checkpoint = tf.train.latest_checkpoint(run)
+    assert lines[-1] == (
+        f'Interrupted by SIGTERM. Checkpoint {checkpoint} is safe; resume with: python -m '
+        f'agents.scripts.train --logdir={tmp_path} --timestamp={_timestamp(run)}')
+    assert not _processes_in_session(session)

@@ -12,6 +12,7 @@ from agents import tools
 from agents.scripts import config_schema
 from agents.scripts import configs
 from agents.scripts import environments
+from agents.scripts import interrupts
 from agents.scripts import registry
 from agents.scripts.command_line import ENV_BACKENDS
 from agents.tools import checkpoints
@@ -225,6 +226,22 @@ def define_simulation_graph(batch_env, algorithm, config):
     return tools.AttrDict(
         step=step, is_training=is_training, should_log=should_log,
         force_reset=force_reset, algorithm=algo, done=done, score=score, summary=summary)
+
+
+class SignalSafeSession(tf.compat.v1.Session):
+    """A session whose `run` holds a stopping signal back until it returns.
+
+    A signal's Python handler runs in the main thread between bytecodes, and an
+    exception raised there from within TensorFlow's own Python code around
+    `run` (which converts errors for C++) breaks that code. So within
+    `interrupts.raised_on()`, Ctrl-C or SIGTERM during `run` is raised when
+    `run` returns or fails. It returns soon: the environment backends stop
+    waiting for their workers at such a signal.
+    """
+
+    def run(self, *args, **kwargs):
+        with interrupts.deferred():
+            return super().run(*args, **kwargs)
 
 
 def session_config():

@@ -156,7 +156,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
         for index in range(num_agents)]
     with tf.Graph().as_default(), tf.device('/cpu:0'):
         batch_env = utility.define_batch_env(
-            constructors, env_backend, **(backend_options or {}))
+            constructors, env_backend, timeout=config.env_timeout, **(backend_options or {}))
         try:
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
             store = utility.define_checkpoints(logdir, exclude=(r'.*_temporary.*',))

@@ -281,8 +281,11 @@ def test_hung_environment_times_out_naming_it_and_leaves_nothing_behind(make_bat
         pytest.skip('Nothing can stop an environment that hangs in this process.')
     waiting.watch_signals()  # Its pipe stays open for the process, like a module.
     fds = testing.open_fds()
+    segments = testing.shared_memory_segments()
     hung = functools.partial(testing.CountingEnv, hang_in=method)
     batch = make_batch([testing.CountingEnv, hung], timeout=1.0)
+    segments = testing.shared_memory_segments() - segments  # The batch's own.
+    assert segments or 'parallel' not in make_batch.backend
     if method == 'step':
         batch.reset()
     with pytest.raises(errors.WorkerTimeoutError, match='1.0 s') as caught:
@@ -292,6 +295,7 @@ def test_hung_environment_times_out_naming_it_and_leaves_nothing_behind(make_bat
     assert ('worker' if make_batch.backend != 'ray' else 'actor') in message  # its host,
     assert f'{method}()' in message  # and the call.
     assert batch.closed
+    assert not any(os.path.exists(path) for path in segments)
     if make_batch.backend != 'ray':  # Ray keeps connections of its own.
         assert testing.open_fds() <= fds
 

@@ -261,3 +261,10 @@ def open_fds():
     forkserver.ensure_running()
     resource_tracker.ensure_running()
     return len(os.listdir('/proc/self/fd'))
+
+
+def shared_memory_segments():
+    """Paths of the shared-memory segments this process maps that still exist in /dev/shm."""
+    with open('/proc/self/maps') as maps:
+        paths = {line.split(None, 5)[-1].strip() for line in maps if ' /dev/shm/' in line}
+    return {path for path in paths if os.path.exists(path)}
