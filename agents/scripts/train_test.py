@@ -196,38 +196,26 @@ import gymnasium as gym
 from gymnasium.envs.classic_control import pendulum
 
 
-class FailingPendulum(pendulum.PendulumEnv):
-    \"\"\"A pendulum whose simulator fails after some steps.\"\"\"
+class FaultyPendulum(pendulum.PendulumEnv):
+    \"\"\"A pendulum whose simulator fails (`fault='raise'`) or hangs after some steps.\"\"\"
 
-    def __init__(self, fail_after, render_mode=None):
+    def __init__(self, fault, after, render_mode=None):
         super().__init__(render_mode=render_mode)
-        self.fail_after, self.steps = fail_after, 0
+        self.fault, self.after, self.steps = fault, after, 0
 
     def step(self, action):
         self.steps += 1
-        if self.steps > self.fail_after:
+        if self.steps > self.after:
+            if self.fault == 'hang':
+                print('The simulator hangs.', file=sys.stderr, flush=True)
+                time.sleep(3600)
             raise FloatingPointError('the simulator diverged')
         return super().step(action)
 
 
-class HangingPendulum(pendulum.PendulumEnv):
-    \"\"\"A pendulum whose simulator stops answering after some steps.\"\"\"
-
-    def __init__(self, hang_after, render_mode=None):
-        super().__init__(render_mode=render_mode)
-        self.hang_after, self.steps = hang_after, 0
-
-    def step(self, action):
-        self.steps += 1
-        if self.steps > self.hang_after:
-            print('The simulator hangs.', file=sys.stderr, flush=True)
-            time.sleep(3600)
-        return super().step(action)
-
-
 gym.register('MyPendulum-v0', entry_point=pendulum.PendulumEnv, max_episode_steps=200)
-gym.register('FailingPendulum-v0', entry_point=FailingPendulum, kwargs=dict(fail_after=150))
-gym.register('HangingPendulum-v0', entry_point=HangingPendulum, kwargs=dict(hang_after=150))
+for name, fault in [('FailingPendulum-v0', 'raise'), ('HangingPendulum-v0', 'hang')]:
+    gym.register(name, entry_point=FaultyPendulum, kwargs=dict(fault=fault, after=150))
 """,
     'mytasks/configs.py': """
 from agents.scripts import train_test
