@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import types
 
 import numpy as np
@@ -92,11 +93,20 @@ def _timestamp(run):
     return os.path.basename(run).split('-', 1)[0]
 
 
-def _processes_in_session(session_id):
-    """Processes still alive in a session (zombies excluded)."""
-    result = subprocess.run(['ps', '-eo', 'sid=,pid=,stat=,args='], capture_output=True, text=True)
-    return [line for line in result.stdout.splitlines()
-            if int(line.split()[0]) == session_id and not line.split()[2].startswith('Z')]
+def _processes_in_session(session_id, timeout=10):
+    """Processes of a session alive (zombies excluded) after `timeout` seconds to end.
+
+    A worker killed as its trainer exits may still be ending when the trainer is gone.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = subprocess.run(
+            ['ps', '-eo', 'sid=,pid=,stat=,args='], capture_output=True, text=True)
+        alive = [line for line in result.stdout.splitlines()
+                 if int(line.split()[0]) == session_id and not line.split()[2].startswith('Z')]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
 
 
 def _checkpoint_files(directory):
