@@ -40,13 +40,15 @@ setuptools.setup(
         # pygame-ce, which overwrites the pygame package above.
         'box2d': ['box2d>=2.3.10'],
         'ray': ['ray>=2.10'],
+        # The envpool backend: envpool's C++ pool steps the tasks it ships.
+        'envpool': ['envpool>=1.2'],
         'plot': ['matplotlib'],
         # SB3VecEnv, the Stable-Baselines3 face of the batch environments.
         'sb3': ['stable-baselines3>=2.0'],
         'test': [
             'pytest', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib', 'box2d>=2.3.10',
-            'stable-baselines3>=2.0'],
-        'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10'],
+            'stable-baselines3>=2.0', 'envpool>=1.2'],
+        'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2'],
     },
     classifiers=[
         'Programming Language :: Python :: 3',

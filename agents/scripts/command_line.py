@@ -8,7 +8,7 @@ import sys
 
 from absl import flags
 
-ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray')
+ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray', 'envpool')
 
 
 def define_environment_flags():
@@ -20,7 +20,9 @@ def define_environment_flags():
         'env_backend', None, list(ENV_BACKENDS),
         'Where environments run; overrides --env_processes. inprocess: in this process; '
         'process: one worker process per environment; parallel: several environments per '
-        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]").')
+        'worker process with shared memory; ray: Ray actors (pip install -e ".[ray]"); '
+        'envpool: the tasks envpool ships, in its C++ thread pool (pip install -e '
+        '".[envpool]").')
     flags.DEFINE_integer(
         'num_workers', None, 'Worker processes of the parallel backend.', lower_bound=1)
     flags.DEFINE_string(

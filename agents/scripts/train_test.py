@@ -412,6 +412,16 @@ def test_short_run_with_environments_on_ray(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-400')
 
 
+def test_short_run_with_environments_in_envpool(tmp_path):
+    pytest.importorskip('envpool', reason='the envpool backend needs pip install -e ".[envpool]"')
+    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    with config.unlocked():
+        config.steps = 400  # One cycle of training and evaluation.
+    results = list(train.train(config, str(tmp_path), 'envpool', {}))
+    assert [each.phase for each in results] == ['train', 'eval']
+    assert np.isfinite(results[-1].score)
+
+
 # A program of the user's own that trains through the library, as benchmarks do.
 LIBRARY_PROGRAM = """
 import sys

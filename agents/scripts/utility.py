@@ -179,8 +179,8 @@ def define_batch_env(constructors, backend='parallel', **backend_options):
       constructors: One zero-argument environment constructor per environment.
       backend: Where the environments run, one of `ENV_BACKENDS`: 'parallel'
         (several environments per worker process, shared memory), 'inprocess'
-        (in this process), 'process' (one worker process each) or 'ray' (Ray
-        actors); see `agents.tools.envs`.
+        (in this process), 'process' (one worker process each), 'ray' (Ray
+        actors) or 'envpool' (envpool's tasks); see `agents.tools.envs`.
       **backend_options: Options of the backend, such as `num_workers` for
         'parallel' or `address` for 'ray'.
 
@@ -193,8 +193,8 @@ def define_batch_env(constructors, backend='parallel', **backend_options):
     if backend not in ENV_BACKENDS:
         raise ConfigError(
             f'Unknown environment backend {backend!r}; choose one of {", ".join(ENV_BACKENDS)}.')
-    if backend == 'parallel':
-        # The graph ignores infos, so the workers need not send them.
+    if backend in ('parallel', 'envpool'):
+        # The graph ignores infos, so the backend need not collect them.
         backend_options.setdefault('return_infos', False)
     with tf.name_scope('environments'):
         return tools.InGraphBatchEnv(

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents import tools
+from agents.scripts import command_line
 from agents.scripts import environments
 from agents.scripts import networks
 from agents.scripts import utility
@@ -131,6 +133,10 @@ def test_make_environment_wraps_with_normalized_ranges_and_seeds():
     assert truncated and not terminated
     with pytest.raises(ValueError, match='NoSuchEnv'):
         environments.make_environment('NoSuchEnv-v0')
+
+
+def test_every_environment_backend_has_a_flag_value():
+    assert set(command_line.ENV_BACKENDS) == set(tools.envs.BACKENDS)
 
 
 def test_unknown_backend_is_refused():

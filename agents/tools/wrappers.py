@@ -43,7 +43,7 @@ class LimitDuration(gymnasium.Wrapper):
           ValueError: If the duration is not a positive integer.
         """
         super().__init__(env)
-        self._duration = _check_count(duration, 'duration', minimum=1)
+        self.duration = _check_count(duration, 'duration', minimum=1)
         self._step = None
 
     def step(self, action):
@@ -53,7 +53,7 @@ class LimitDuration(gymnasium.Wrapper):
                 'yet or has already ended.')
         observ, reward, terminated, truncated, info = self.env.step(action)
         self._step += 1
-        if self._step >= self._duration:
+        if self._step >= self.duration:
             truncated = True
         if terminated or truncated:
             self._step = None
@@ -68,7 +68,8 @@ class RangeNormalize(gymnasium.Wrapper):
     """Maps finite Box ranges of observations and actions to [-1, 1].
 
     The agent sees observations in [-1, 1] and acts in [-1, 1]; actions are
-    mapped back to the environment's range before stepping.
+    mapped back to the environment's range before stepping. `action` and
+    `observation` also map batches, as the `envpool` backend uses them.
     """
 
     def __init__(self, env, observ=None, action=None):
@@ -93,18 +94,23 @@ class RangeNormalize(gymnasium.Wrapper):
             self.action_space = _unit_box(env.action_space.shape)
 
     def step(self, action):
-        if self._action_range:
-            low, high = self._action_range
-            action = low + (np.asarray(action) + 1) / 2 * (high - low)
-            action = action.astype(self.env.action_space.dtype)
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        return self._normalize_observ(observ), reward, terminated, truncated, info
+        observ, reward, terminated, truncated, info = self.env.step(self.action(action))
+        return self.observation(observ), reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
         observ, info = self.env.reset(seed=seed, options=options)
-        return self._normalize_observ(observ), info
+        return self.observation(observ), info
 
-    def _normalize_observ(self, observ):
+    def action(self, action):
+        """Map an action, or a batch of them, from [-1, 1] to the environment's range."""
+        if not self._action_range:
+            return action
+        low, high = self._action_range
+        action = low + (np.asarray(action) + 1) / 2 * (high - low)
+        return action.astype(self.env.action_space.dtype)
+
+    def observation(self, observ):
+        """Map an observation, or a batch of them, from the environment's range to [-1, 1]."""
         if not self._observ_range:
             return observ
         low, high = self._observ_range
@@ -115,7 +121,8 @@ class ClipAction(gymnasium.Wrapper):
     """Clips actions to the bounds of the Box action space.
 
     The exposed action space is unbounded, so an agent may send any action,
-    for example an unclipped sample of a Gaussian policy.
+    for example an unclipped sample of a Gaussian policy. `action` also clips
+    batches.
     """
 
     def __init__(self, env):
@@ -135,9 +142,12 @@ class ClipAction(gymnasium.Wrapper):
         self.action_space = gymnasium.spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
 
     def step(self, action):
+        return self.env.step(self.action(action))
+
+    def action(self, action):
+        """Clip an action, or a batch of them, to the bounds of the environment."""
         space = self.env.action_space
-        action = np.clip(action, space.low, space.high).astype(space.dtype)
-        return self.env.step(action)
+        return np.clip(action, space.low, space.high).astype(space.dtype)
 
 
 class ConvertTo32Bit(gymnasium.Wrapper):
@@ -146,7 +156,8 @@ class ConvertTo32Bit(gymnasium.Wrapper):
     float64 becomes float32 and int64 becomes int32, in the observations and
     in the observation space, also inside Tuple and Dict observations. A
     non-finite observation or reward raises a ValueError, so that NaNs are
-    caught where they appear instead of deep inside training.
+    caught where they appear instead of deep inside training. `observation`
+    and `reward` also convert batches.
     """
 
     def __init__(self, env):
@@ -160,13 +171,21 @@ class ConvertTo32Bit(gymnasium.Wrapper):
 
     def step(self, action):
         observ, reward, terminated, truncated, info = self.env.step(action)
-        if not np.isfinite(reward):
-            raise ValueError(f'The environment returned a non-finite reward: {reward}.')
-        return _value_to_32_bit(observ), np.float32(reward), terminated, truncated, info
+        return self.observation(observ), self.reward(reward), terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
         observ, info = self.env.reset(seed=seed, options=options)
-        return _value_to_32_bit(observ), info
+        return self.observation(observ), info
+
+    def observation(self, observ):
+        """Convert an observation, or a batch of them, to 32 bits; raise if not finite."""
+        return _value_to_32_bit(observ)
+
+    def reward(self, reward):
+        """Convert a reward, or a batch of them, to float32; raise if not finite."""
+        if not np.all(np.isfinite(reward)):
+            raise ValueError(f'The environment returned a non-finite reward: {reward}.')
+        return np.float32(reward)
 
 
 class CacheSpaces(gymnasium.Wrapper):

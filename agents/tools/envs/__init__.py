@@ -3,17 +3,19 @@
 Every backend implements `BaseBatchEnv` (see `contract`): `inprocess`
 (`BatchEnv` of environments in this process), `process` (`ProcessBatchEnv`,
 one `ExternalProcess` per environment), `parallel` (`ParallelBatchEnv`, a few
-workers sharing memory with this process) and `ray` (`RayBatchEnv`, Ray
-actors). `make_batch_env(backend, constructors)` builds one by name.
+workers sharing memory with this process), `ray` (`RayBatchEnv`, Ray actors)
+and `envpool` (`EnvpoolBatchEnv`, envpool's C++ pool of the tasks it ships).
+`make_batch_env(backend, constructors)` builds one by name.
 
-This package does not import TensorFlow (nor Ray, until a Ray backend starts),
-so worker processes start fast and lean.
+This package does not import TensorFlow (nor Ray or envpool, until their
+backend starts), so worker processes start fast and lean.
 """
 
 from agents.tools.envs.backends import BACKENDS
 from agents.tools.envs.backends import make_batch_env
 from agents.tools.envs.batch_env import BatchEnv
 from agents.tools.envs.contract import BaseBatchEnv
+from agents.tools.envs.envpool import EnvpoolBatchEnv
 from agents.tools.envs.errors import WaitInterrupted
 from agents.tools.envs.errors import WorkerDiedError
 from agents.tools.envs.errors import WorkerError

@@ -2,6 +2,7 @@
 
 from agents.tools.envs import batch_env
 from agents.tools.envs import contract
+from agents.tools.envs import envpool
 from agents.tools.envs import parallel
 from agents.tools.envs import process
 from agents.tools.envs import ray
@@ -28,6 +29,7 @@ BACKENDS = {
     'inprocess': inprocess_batch_env,
     'process': process.ProcessBatchEnv,
     'ray': ray.RayBatchEnv,
+    'envpool': envpool.EnvpoolBatchEnv,
 }
 
 

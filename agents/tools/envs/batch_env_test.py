@@ -20,9 +20,10 @@ def test_importing_hosting_does_not_import_tensorflow():
         'import sys\n'
         'from agents.tools import BatchEnv, ParallelBatchEnv, wrappers\n'
         'import agents.tools.envs.ray, agents.tools.ray_env, agents.tools.parallel_batch_env\n'
-        'from agents.tools.envs import BACKENDS, ProcessBatchEnv, RayBatchEnv\n'
+        'from agents.tools.envs import BACKENDS, EnvpoolBatchEnv, ProcessBatchEnv, RayBatchEnv\n'
         'assert "tensorflow" not in sys.modules, "hosting imported TensorFlow"\n'
-        'assert "ray" not in sys.modules, "hosting imported Ray before it was used"\n')
+        'assert "ray" not in sys.modules, "hosting imported Ray before it was used"\n'
+        'assert "envpool" not in sys.modules, "hosting imported envpool before it was used"\n')
     subprocess.run([sys.executable, '-c', code], check=True, cwd=testing.REPOSITORY)
 
 

@@ -19,9 +19,9 @@ class BaseBatchEnv:
     """Environments stepped and reset together as one batch: what every backend does.
 
     Implemented by `BatchEnv` (environments in this process or in
-    `ExternalProcess` workers), `ProcessBatchEnv`, `ParallelBatchEnv` and
-    `RayBatchEnv`; the checks and errors described here are written once, in
-    this class.
+    `ExternalProcess` workers), `ProcessBatchEnv`, `ParallelBatchEnv`,
+    `RayBatchEnv` and `EnvpoolBatchEnv`; the checks and errors described here
+    are written once, in this class.
 
     Spaces: `observation_space` and `action_space` are the spaces of one
     environment, which all environments of the batch share (checked when the

@@ -27,7 +27,20 @@ _BACKENDS = {
     'parallel, workers only': functools.partial(
         envs.ParallelBatchEnv, num_workers=2, step_in_parent=False),
     'ray': functools.partial(envs.BACKENDS['ray'], envs_per_actor=2, num_cpus_per_actor=0.5),
+    'envpool': envs.BACKENDS['envpool'],
 }
+# Backends that host any environment and can stop one that hangs.
+_PROCESS_BACKENDS = ('process', 'parallel', 'parallel, workers only', 'ray')
+
+
+def _skip_unless_any_environment(make_batch):
+    if make_batch.backend == 'envpool':
+        pytest.skip('envpool hosts only the tasks it ships (see envpool_test.py).')
+
+
+def _skip_unless_workers_can_be_stopped(make_batch):
+    if make_batch.backend not in _PROCESS_BACKENDS:
+        pytest.skip('Nothing can stop an environment that hangs in this process.')
 
 
 @pytest.fixture(params=list(_BACKENDS))
@@ -38,6 +51,8 @@ def make_batch(request):
     """
     if request.param == 'ray':
         request.getfixturevalue('ray_cluster')
+    if request.param == 'envpool':
+        pytest.importorskip('envpool', reason="pip install -e '.[envpool]' to test it.")
     batches = []
     children = testing.child_pids()
 
@@ -83,6 +98,8 @@ def test_step_and_reset_return_batches_of_the_documented_types(make_batch):
 
 @pytest.mark.parametrize('constructor', [_pendulum, _cartpole])
 def test_same_transitions_as_gymnasium_for_same_seeds_and_actions(make_batch, constructor):
+    if make_batch.backend == 'envpool':
+        pytest.skip('envpool draws other initial states (envpool_test.py starts both alike).')
     size, seeds = 4, [10, 11, 12, 13]
     batch = make_batch([constructor] * size)
     expected_envs = [constructor() for _ in range(size)]
@@ -108,6 +125,15 @@ def test_same_transitions_as_gymnasium_for_same_seeds_and_actions(make_batch, co
 
 def test_reset_of_subsets_in_the_order_given_and_with_seeds(make_batch):
     batch = make_batch([_pendulum] * 4)
+    if make_batch.backend == 'envpool':
+        with pytest.raises(ValueError, match='cannot reseed'):
+            batch.reset(seeds=[0, 1, 2, 3])
+        first, _ = batch.reset()
+        batch.step(np.zeros((4, 1), np.float32))
+        again, _ = batch.reset(np.array([3, 1]))
+        assert again.shape == (2, 3) and not np.allclose(again, first[[3, 1]])
+        assert batch.reset([])[0].shape == (0, 3)
+        return
     first, _ = batch.reset(seeds=[0, 1, 2, 3])
     again, _ = batch.reset(np.array([3, 1]), seeds=np.array([3, 1]))
     np.testing.assert_array_equal(again, first[[3, 1]])
@@ -188,7 +214,7 @@ def test_apply_and_call_reach_single_environments_through_wrappers(make_batch):
 
 def test_bad_input_is_refused_before_any_environment_steps(make_batch):
     batch = make_batch([_cartpole] * 3)
-    batch.reset(seeds=[0, 1, 2])
+    batch.reset()
     with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 2'):
         batch.step(np.zeros(2, np.int64))
     with pytest.raises(ValueError, match=r'shape \(\)'):
@@ -212,6 +238,7 @@ def test_bad_constructors_and_different_spaces_are_refused(make_batch):
 
 
 def test_exception_in_an_environment_names_it_and_the_batch_recovers(make_batch):
+    _skip_unless_any_environment(make_batch)
     batch = make_batch([functools.partial(testing.CountingEnv, fail_at_step=2)] * 2)
     batch.reset()
     batch.step([0, 0])
@@ -232,6 +259,7 @@ def test_exception_in_a_constructor_is_raised(make_batch):
 
 @pytest.mark.parametrize('kind', ['dict', 'tuple'])
 def test_nested_observations_are_batched_as_gymnasium_batches_them(make_batch, kind):
+    _skip_unless_any_environment(make_batch)
     constructor = functools.partial(testing.NestedEnv, kind)
     batch = make_batch([constructor] * 3)
     expected_envs = [constructor() for _ in range(3)]
@@ -277,8 +305,7 @@ def test_close_is_idempotent_and_final(make_batch):
 
 @pytest.mark.parametrize('method', ['step', 'reset'])
 def test_hung_environment_times_out_naming_it_and_leaves_nothing_behind(make_batch, method):
-    if make_batch.backend == 'inprocess':
-        pytest.skip('Nothing can stop an environment that hangs in this process.')
+    _skip_unless_workers_can_be_stopped(make_batch)
     waiting.watch_signals()  # Its pipe stays open for the process, like a module.
     fds = testing.open_fds()
     segments = testing.shared_memory_segments()
@@ -301,8 +328,7 @@ def test_hung_environment_times_out_naming_it_and_leaves_nothing_behind(make_bat
 
 
 def test_ctrl_c_stops_a_wait_for_a_hung_worker_in_another_thread(make_batch):
-    if make_batch.backend == 'inprocess':
-        pytest.skip('Nothing can stop an environment that hangs in this process.')
+    _skip_unless_workers_can_be_stopped(make_batch)
     # A thread waits as TensorFlow's numpy_function does while the main thread
     # is inside session.run, where no Python signal handler can run.
     batch = make_batch([functools.partial(testing.CountingEnv, hang_in='step')] * 2)
