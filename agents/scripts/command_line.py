@@ -39,7 +39,10 @@ def define_environment_flags():
 
 
 def parse_flags(argv):
-    """Parse the command line into absl's flags; a bad flag ends the command with one line.
+    """Parse the command line into absl's flags; bad input ends the command with one line.
+
+    A bad flag, or a word that is not a flag (such as `steps=1000`, which absl
+    would pass over), is bad input.
 
     Pass it as `app.run(main, flags_parser=command_line.parse_flags)`.
 
@@ -47,12 +50,19 @@ def parse_flags(argv):
       argv: The command line, the program first.
 
     Returns:
-      The arguments that are not flags.
+      The program, the only argument that is not a flag.
     """
     try:
-        return flags.FLAGS(argv)
+        arguments = flags.FLAGS(argv)
     except flags.Error as error:
         exit_with(str(error))
+    if len(arguments) > 1:
+        # absl would pass them to main, which has no use for them.
+        exit_with(
+            f'Unexpected argument {arguments[1]!r}: flags start with "--" (see --help), and '
+            f'config keys such as steps are set in a config function '
+            f'(--config=module:function, see the README\'s Configurations).')
+    return arguments
 
 
 def exit_with(message, code=1):

@@ -139,7 +139,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
 
     Raises:
       utility.ConfigError: If the run directory, its config or the checkpoint is
-        missing or cannot be used.
+        missing or cannot be used, or the backend cannot render.
       ValueError: If the numbers of agents or episodes are not positive.
 
     Returns:
@@ -149,6 +149,10 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
     for name, value in (('num_agents', num_agents), ('num_episodes', num_episodes)):
         if value < 1:
             raise ValueError(f'{name} must be at least 1, got {value}.')
+    if env_backend == 'envpool':
+        raise utility.ConfigError(
+            'The envpool backend cannot render videos; visualize with another backend, '
+            'such as --env_backend=parallel (the default).')
     config, checkpoint = _load_run(logdir, checkpoint)
     num_agents = min(num_agents, num_episodes)
     constructors = [

@@ -88,6 +88,11 @@ def test_missing_run_directory_is_a_clear_error(tmp_path):
         visualize.visualize(str(tmp_path / 'no_run'), str(tmp_path / 'videos'))
 
 
+def test_envpool_backend_is_refused_as_it_cannot_render(tmp_path):
+    with pytest.raises(utility.ConfigError, match='envpool backend cannot render'):
+        visualize.visualize(str(tmp_path), str(tmp_path / 'videos'), env_backend='envpool')
+
+
 def test_command_line_writes_videos_without_display_errors(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)

@@ -1,28 +1,40 @@
 """The `envpool` backend: the tasks envpool ships, stepped by its C++ thread pool.
 
 envpool (`pip install -e '.[envpool]'`) steps many environments of the tasks
-it implements (classic control, the MuJoCo tasks, Atari, ...) in C++ threads
-of this process, far faster than Python processes can. The backend takes the
-same environment constructors as the others: it builds each environment once
-in this process to learn its task, seed and wrappers, closes it, and starts an
-envpool of that task whose batches it passes through the same wrappers:
+it implements in C++ threads of this process, far faster than Python
+processes can. The backend takes the same environment constructors as the
+others: it builds each environment once in this process to learn its task,
+arguments, seed and wrappers, closes it, and starts an envpool of that task
+whose batches it passes through the same wrappers:
 
 - Gymnasium's `TimeLimit` and `wrappers.LimitDuration` set envpool's
-  `max_episode_steps` (the shortest of them);
+  `max_episode_steps` (the shortest of them; without either, episodes have
+  no limit, where envpool's tasks have their own);
 - `wrappers.RangeNormalize`, `wrappers.ClipAction` and
   `wrappers.ConvertTo32Bit` map whole batches with the wrappers' own
   `action`, `observation` and `reward` methods;
 - `wrappers.CacheSpaces` and Gymnasium's `OrderEnforcing` and
-  `PassiveEnvChecker` change nothing.
+  `PassiveEnvChecker` change nothing;
+- task arguments given to `gymnasium.make` (such as `reset_noise_scale`)
+  pass to envpool's task of the same name.
 
-So the batch has the same spaces as the other backends' and, from the same
-state and for the same actions, the same observations and rewards, which
-`envpool_test.py` checks against Gymnasium's tasks. Where envpool differs:
+So the batch has the same spaces as the other backends'. `envpool_test.py`
+compares it with Gymnasium's tasks step by step: Pendulum-v1, CartPole-v1,
+Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0 and every MuJoCo v5 task
+envpool ships. From the same state and for the same action they give the
+same observation and reward (to 1e-5), except where envpool differs:
 
+- Pendulum-v1: envpool turns the pendulum by its new velocity before clipping
+  the velocity to 8, Gymnasium after; on steps where the velocity is clipped
+  the angle differs (by up to about 0.05).
+- MuJoCo tasks: envpool's MuJoCo build rounds differently, by about 1e-7 per
+  step, which contacts amplify over tens of steps (Ant-v5, Humanoid-v5,
+  HumanoidStandup-v5); the contact forces that Ant, Humanoid and
+  HumanoidStandup observe agree only to about 1e-3 (relative).
 - Seeds: environment `i` is seeded once, when the pool starts, with the seed
-  its constructor gave it (or envpool's default); `reset` cannot reseed.
-  envpool draws initial states with generators of its own, so the same seed
-  starts a different episode than in Gymnasium.
+  its constructor reset it with (a random one if none); `reset` cannot
+  reseed. envpool draws initial states with generators of its own, so the
+  same seed starts a different episode than in Gymnasium.
 - Resets: stepping an environment whose episode ended, without resetting it,
   resets it, ignores the action and returns reward 0, where `LimitDuration`
   raises. `reset` takes no options.
@@ -31,8 +43,11 @@ state and for the same actions, the same observations and rewards, which
   `timeout` option but cannot stop a task that hangs.
 - `batch[i]` and attributes of single environments are not available.
 
-Tasks envpool does not ship, and wrappers it cannot reproduce, are refused
-with an error naming the backends that can host them.
+Other tasks envpool and Gymnasium share under one id (Box2D, toy text) are
+envpool's own implementations of them, which the tests do not compare. Tasks
+envpool does not ship, arguments and wrappers it cannot reproduce, and tasks
+whose spaces envpool lays out differently (Blackjack-v1) are refused with an
+error naming the backends that can host them.
 """
 
 import warnings
@@ -52,6 +67,12 @@ _BATCH_WRAPPERS = (
 _INERT_WRAPPERS = (
     gymnasium.wrappers.OrderEnforcing, gymnasium.wrappers.PassiveEnvChecker)
 _OTHER_BACKENDS = 'parallel, inprocess, process or ray'
+# Options of envpool's pools rather than of their tasks: not task arguments.
+_POOL_OPTIONS = {
+    'num_envs', 'batch_size', 'num_threads', 'max_num_players', 'thread_affinity_offset',
+    'base_path', 'seed', 'env_seed', 'gym_reset_return_info', 'max_episode_steps', 'xml_file'}
+# envpool's episode limit for a task without one: the largest it takes.
+_UNLIMITED = 2 ** 31 - 1
 
 
 class EnvpoolBatchEnv(contract.BaseBatchEnv):
@@ -67,7 +88,8 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
         Args:
           constructors: Zero-argument callables, one per environment, each
             returning a Gymnasium task envpool ships, optionally in the
-            wrappers listed in the module docstring; all the same task.
+            wrappers listed in the module docstring; all the same task with
+            the same arguments.
           num_threads: Threads of the pool; 0 lets envpool choose.
           return_infos: Return envpool's infos, one dict per environment; with
             False, `step` and `reset` return empty dicts, which is faster.
@@ -76,8 +98,9 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
 
         Raises:
           ImportError: If envpool is not installed.
-          ValueError: If envpool lacks the task, or the constructors build
-            different tasks or spaces.
+          ValueError: If envpool lacks the task or one of its arguments, lays
+            out its spaces differently, or the constructors build different
+            tasks or spaces.
           TypeError: If a constructor is not callable or the environment has a
             wrapper the pool cannot reproduce.
         """
@@ -93,23 +116,18 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
                     f'The envpool backend runs one task: environment 0 is '
                     f'{tasks[0].description} but environment {index} is {task.description}.')
         task = tasks[0]
-        if task.id not in envpool.list_all_envs():
-            raise ValueError(
-                f'envpool has no task {task.id!r}; the {_OTHER_BACKENDS} backend can host '
-                f'it (--env_backend=parallel).')
-        options = dict(num_envs=len(tasks), batch_size=len(tasks), num_threads=num_threads)
-        if task.max_steps:
-            options['max_episode_steps'] = task.max_steps
-        seeds = [each.seed for each in tasks]
-        if all(seed is not None for seed in seeds):
-            options['seed'], options['env_seed'] = seeds[0], seeds
         with warnings.catch_warnings():
             # envpool builds float32 spaces from float64 bounds, which Gymnasium
             # notes when they are first built, here.
             warnings.filterwarnings('ignore', '.*precision lowered', UserWarning)
-            self._pool = envpool.make_gymnasium(task.id, **options)
-            self._pool_action_dtype = self._pool.action_space.dtype
-            self._pool.observation_space.dtype  # noqa: B018  Built once, here.
+            self._pool = envpool.make_gymnasium(task.id, **_pool_options(
+                envpool, task, [each.seed for each in tasks], num_threads))
+            try:
+                _check_pool_spaces(self._pool, task)
+            except ValueError:
+                self._pool.close()
+                raise
+        self._pool_action_dtype = self._pool.action_space.dtype
         # The wrappers' maps: actions pass them outermost first, as the wrappers
         # step; observations and rewards innermost first.
         self._action_maps = [each.action for each in task.wrappers if hasattr(each, 'action')]
@@ -166,10 +184,9 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
 
 
 class _Task:
-    """What an environment constructor builds: the envpool task, wrappers, seed, spaces.
+    """What an environment constructor builds: the task, its arguments, wrappers, seed, spaces.
 
     Raises:
-      ValueError: If the task has arguments other than its defaults.
       TypeError: If the environment has a wrapper the pool cannot reproduce.
     """
 
@@ -177,25 +194,76 @@ class _Task:
         env = constructor()
         try:
             self.spaces = (env.observation_space, env.action_space)
+            self.task_spaces = (env.unwrapped.observation_space, env.unwrapped.action_space)
             spec = env.unwrapped.spec
             self.id = spec.id if spec else type(env.unwrapped).__name__
-            arguments = {
+            defaults = gymnasium.spec(spec.id).kwargs if spec else {}
+            # The arguments given beyond the registered ones, such as
+            # `gymnasium.make('Ant-v5', reset_noise_scale=0)`.
+            self.arguments = {
                 key: value for key, value in (spec.kwargs if spec else {}).items()
-                if (key, value) != ('render_mode', None)}
-            if spec and arguments != gymnasium.spec(spec.id).kwargs:
-                raise ValueError(
-                    f'The envpool backend runs {spec.id} with its default arguments and '
-                    f'without rendering, not {arguments}; the {_OTHER_BACKENDS} backend can '
-                    f'host it.')
+                if (key, value) != ('render_mode', None) and
+                (key not in defaults or defaults[key] != value)}
             # The seed the environment was last reset with; envpool takes 32 bits.
             seed = env.unwrapped._np_random_seed
             self.seed = None if seed is None else int(seed) % 2 ** 31
             self.wrappers, self.max_steps = _wrappers_of(env, self.id)
         finally:
             env.close()
+        task = f'{self.id}({self.arguments})' if self.arguments else self.id
         names = ', '.join(type(each).__name__ for each in self.wrappers) or 'no wrappers'
         limit = f'at most {self.max_steps} steps' if self.max_steps else 'no time limit'
-        self.description = f'{self.id} ({limit}) in {names}'
+        self.description = f'{task} ({limit}) in {names}'
+
+
+def _pool_options(envpool, task, seeds, num_threads):
+    """The options of `envpool.make_gymnasium` that start a pool of the task.
+
+    Args:
+      envpool: The envpool module.
+      task: The `_Task` of every environment.
+      seeds: The seed of each environment, or None where it has none.
+      num_threads: Threads of the pool; 0 lets envpool choose.
+
+    Raises:
+      ValueError: If envpool lacks the task or one of its arguments.
+    """
+    if task.id not in envpool.list_all_envs():
+        raise ValueError(
+            f'envpool has no task {task.id!r}; the {_OTHER_BACKENDS} backend can host '
+            f'it (--env_backend=parallel).')
+    shared = set(envpool.make_spec(task.id).config._fields) - _POOL_OPTIONS
+    unknown = sorted(set(task.arguments) - shared)
+    if unknown:
+        raise ValueError(
+            f'envpool runs {task.id} without the arguments '
+            f'{", ".join(f"{key}={task.arguments[key]!r}" for key in unknown)}; the '
+            f'{_OTHER_BACKENDS} backend can host it.')
+    # envpool draws the seeds of unseeded environments from its own defaults,
+    # seed + i, so they are drawn here to keep unseeded runs apart.
+    seeds = [
+        int(np.random.SeedSequence().generate_state(1)[0]) % 2 ** 31 if seed is None else seed
+        for seed in seeds]
+    return dict(
+        task.arguments, num_envs=len(seeds), batch_size=len(seeds), num_threads=num_threads,
+        seed=seeds[0], env_seed=seeds, max_episode_steps=task.max_steps or _UNLIMITED)
+
+
+def _check_pool_spaces(pool, task):
+    """Check that the pool's spaces are laid out as the Gymnasium task's.
+
+    Raises:
+      ValueError: If they differ, as envpool's Blackjack-v1 returns the
+        Tuple observations of Gymnasium's as one array.
+    """
+    for kind, pool_space, space in zip(
+            ('observation', 'action'), (pool.observation_space, pool.action_space),
+            task.task_spaces):
+        if (type(pool_space), pool_space.shape, getattr(pool_space, 'n', None)) != (
+                type(space), space.shape, getattr(space, 'n', None)):
+            raise ValueError(
+                f"envpool's {task.id} has the {kind} space {pool_space} where Gymnasium's has "
+                f'{space}; the {_OTHER_BACKENDS} backend can host it.')
 
 
 def _wrappers_of(env, task):
