@@ -229,13 +229,28 @@ def child_pids():
     Leaves out multiprocessing's forkserver and resource tracker, which start on
     first use and serve later workers too.
     """
-    children = set()
-    for task in os.listdir(f'/proc/{os.getpid()}/task'):
-        with open(f'/proc/{os.getpid()}/task/{task}/children') as listing:
-            children.update(int(pid) for pid in listing.read().split())
+    children = None
+    while children is None:
+        children = _children_of_threads()
     children.discard(forkserver._forkserver._forkserver_pid)
     children.discard(resource_tracker._resource_tracker._pid)
     return {pid for pid in children if is_running(pid)}
+
+
+def _children_of_threads():
+    """Process ids of the children of this process's threads; None if a thread ended meanwhile.
+
+    A thread that ends hands its children to another thread, perhaps one
+    already listed, so the scan must then start over.
+    """
+    children = set()
+    try:
+        for task in os.listdir(f'/proc/{os.getpid()}/task'):
+            with open(f'/proc/{os.getpid()}/task/{task}/children') as listing:
+                children.update(int(pid) for pid in listing.read().split())
+    except FileNotFoundError:
+        return None
+    return children
 
 
 def new_children(before, timeout=10):
