@@ -41,7 +41,10 @@ same observation and reward (to 1e-5), except where envpool differs:
 - Infos: envpool's (`env_id`, `elapsed_step` and the task's reward terms).
 - Timeouts: the pool runs in this process, so like `inprocess` it accepts the
   `timeout` option but cannot stop a task that hangs.
-- `batch[i]` and attributes of single environments are not available.
+- Rewards: envpool computes them in float32; `reward_dtype = np.float64`
+  widens them, but cannot make them exact.
+- `batch[i]`, `apply`, `call` and attributes of single environments are not
+  available.
 
 Other tasks envpool and Gymnasium share under one id (Box2D, toy text) are
 envpool's own implementations of them, which the tests do not compare. Tasks
@@ -139,16 +142,19 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
         self._return_infos = return_infos
         self._all = np.arange(len(tasks), dtype=np.int32)
 
-    def _step(self, actions):
+    def _step(self, actions, indices):
         for action_map in self._action_maps:
             actions = action_map(actions)
         observ, reward, terminated, truncated, info = self._pool.step(
-            np.asarray(actions, self._pool_action_dtype), self._all)
+            np.asarray(actions, self._pool_action_dtype),
+            self._all if indices is None else np.asarray(indices, np.int32))
         for reward_map in self._reward_maps:
             reward = reward_map(reward)
+        order = _rows_in_order(info, self._all if indices is None else indices)
         return (
-            self._observe(observ), np.asarray(reward, np.float32),
-            np.asarray(terminated, bool), np.asarray(truncated, bool), self._infos(info))
+            self._observe(observ)[order], np.asarray(reward)[order],
+            np.asarray(terminated, bool)[order], np.asarray(truncated, bool)[order],
+            self._infos(info, order))
 
     def _reset(self, indices, seeds, options):
         if any(seed is not None for seed in seeds):
@@ -160,9 +166,7 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
         if not indices:
             return self._observ_layout.empty(0), ()
         observ, info = self._pool.reset(np.asarray(indices, np.int32))
-        # envpool returns the environments in the order it reset them.
-        row = {int(env_id): row for row, env_id in enumerate(info['env_id'])}
-        order = [row[index] for index in indices]
+        order = _rows_in_order(info, indices)
         return self._observe(observ)[order], self._infos(info, order)
 
     def _close(self, timeout):
@@ -174,13 +178,20 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
             observ = observ_map(observ)
         return np.asarray(observ, self.observation_space.dtype)
 
-    def _infos(self, info, order=None):
-        count = len(info['env_id'])
+    def _infos(self, info, order):
         if not self._return_infos:
-            return ({},) * count
+            return ({},) * len(order)
         arrays = {key: value for key, value in info.items() if isinstance(value, np.ndarray)}
-        rows = range(count) if order is None else order
-        return tuple({key: value[row] for key, value in arrays.items()} for row in rows)
+        return tuple({key: value[row] for key, value in arrays.items()} for row in order)
+
+
+def _rows_in_order(info, indices):
+    """The rows of envpool's results that hold the environments at `indices`, in their order.
+
+    envpool returns the environments in the order they finished.
+    """
+    row = {int(env_id): row for row, env_id in enumerate(info['env_id'])}
+    return [row[index] for index in indices]
 
 
 class _Task:

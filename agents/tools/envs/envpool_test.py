@@ -243,6 +243,44 @@ def test_standard_wrappers_act_on_the_batches_as_on_single_environments(task):
         batch.close()
 
 
+def test_step_of_some_environments_steps_only_those_in_the_order_given():
+    constructors = [
+        functools.partial(_seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
+        for seed in (1, 2, 3)]
+    some = envpool_backend.EnvpoolBatchEnv(constructors)
+    every = envpool_backend.EnvpoolBatchEnv(constructors)
+    try:
+        some.reset()
+        every.reset()
+        actions = np.float32([[0.5], [-1.0], [1.5]])
+        expected = every.step(actions)
+        result = some.step(actions[[2, 0]], indices=[2, 0])
+        for part, expected_part in zip(result[:4], expected[:4]):
+            np.testing.assert_array_equal(part, expected_part[[2, 0]])
+        assert [info['env_id'] for info in result[4]] == [2, 0]
+        # Environment 1 was not stepped: its first step is the one `every` took.
+        np.testing.assert_array_equal(some.step(actions[[1]], indices=[1])[0], expected[0][[1]])
+        assert some.step(np.zeros((0, 1), np.float32), indices=[])[0].shape == (0, 3)
+    finally:
+        some.close()
+        every.close()
+
+
+def test_rewards_are_envpools_float32_and_single_environments_are_out_of_reach():
+    batch = envpool_backend.EnvpoolBatchEnv([functools.partial(gym.make, 'Pendulum-v1')] * 2)
+    try:
+        batch.reset()
+        assert batch.step(np.zeros((2, 1), np.float32))[1].dtype == np.float32
+        batch.reward_dtype = np.float64
+        reward = batch.step(np.zeros((2, 1), np.float32))[1]
+        assert reward.dtype == np.float64
+        np.testing.assert_array_equal(reward, np.float32(reward))  # Widened float32 values.
+        with pytest.raises(TypeError, match='no access to single environments'):
+            batch.call('state')
+    finally:
+        batch.close()
+
+
 def test_seeds_of_the_constructors_seed_the_pool():
     def pendulum(seed):
         return functools.partial(_seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
