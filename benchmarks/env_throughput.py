@@ -5,11 +5,11 @@ Python loop over in-process environments, Gymnasium's SyncVectorEnv and
 AsyncVectorEnv (shared memory), this project's `BatchEnv` over in-process
 environments and over `ExternalProcess` workers, `ParallelBatchEnv` (its
 default settings and other worker counts), and raw envpool beside the
-`envpool` backend (`EnvpoolBatchEnv`, without infos as training uses it). Every backend steps the same
-pre-generated random actions and resets finished episodes, so only stepping
-is measured. Backends are measured in turns, several times each, and the best
-turn is kept, which makes the comparison fairer on a machine shared with other
-work.
+`envpool` backend (`EnvpoolBatchEnv`, without infos as training uses it).
+Every backend steps the same pre-generated random actions and resets finished
+episodes, so only stepping is measured. Backends are measured in turns,
+several times each, and the best turn is kept, which makes the comparison
+fairer on a machine shared with other work.
 
 Usage:
   python benchmarks/env_throughput.py [--quick] [--envs Pendulum-v1] [--sizes 8,32]
@@ -355,6 +355,7 @@ def plot(results, sizes, path, note):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='shorter measurements (0.25 s, 3 turns) for a fast check')

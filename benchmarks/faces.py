@@ -231,6 +231,7 @@ def overhead_part(env_ids, backends, duration, repeats):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--parts', default='curve,cheetah,overhead')
     parser.add_argument('--quick', action='store_true', help='short runs for a fast check')

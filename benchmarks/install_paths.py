@@ -80,6 +80,7 @@ def _size(path):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--paths', default=','.join(PATHS), help='Comma-separated paths.')
     args = parser.parse_args()

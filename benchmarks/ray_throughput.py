@@ -177,6 +177,7 @@ def overhead_ms(rate, cores, step_ms, env_ms):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--envs', type=int, default=8, help='Number of environments N.')
     parser.add_argument('--duration', type=float, default=2.0, help='Seconds per turn.')

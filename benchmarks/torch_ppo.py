@@ -93,7 +93,7 @@ def finished_episodes(info):
 
 
 def train(args):
-    """Run PPO and return the curve: (env-steps, mean return of episodes ended since the last point)."""
+    """Run PPO; return its curve: (env-steps, mean return of episodes since the last point)."""
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     env_fns = [functools.partial(make_env, args.env, args.gamma)] * args.num_envs
@@ -165,6 +165,7 @@ def train(args):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--env', default='CartPole-v1')
     parser.add_argument('--steps', type=int, default=100_000)

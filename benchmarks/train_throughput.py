@@ -79,6 +79,7 @@ def measure_sb3(num_envs, updates):
 
 
 def main():
+    """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--num_envs', type=int, default=30)
     parser.add_argument('--updates', type=int, default=4)

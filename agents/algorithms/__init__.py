@@ -1,0 +1,1 @@
+"""Algorithms that act and learn in batched environments; PPO is in `ppo`."""

@@ -17,13 +17,13 @@ class DiagonalGaussian:
     """Normal distribution over vectors with independent dimensions.
 
     Args:
-        mean: Float tensor `[..., size]` of means.
-        log_std: Float tensor of log standard deviations, broadcastable to the
-            shape of `mean` (for example a `[size]` vector shared by the batch).
+      mean: Float tensor `[..., size]` of means.
+      log_std: Float tensor of log standard deviations, broadcastable to the
+        shape of `mean` (for example a `[size]` vector shared by the batch).
 
     Raises:
-        TypeError: If the parameters are not floating point of one dtype.
-        ValueError: If the parameters have no event axis or cannot broadcast.
+      TypeError: If the parameters are not floating point of one dtype.
+      ValueError: If the parameters have no event axis or cannot broadcast.
     """
 
     def __init__(self, mean, log_std):
@@ -74,10 +74,10 @@ class DiagonalGaussian:
         """Draws one action per batch element; honours the graph-level seed.
 
         Args:
-            seed: Optional operation-level seed.
+          seed: Optional operation-level seed.
 
         Returns:
-            Tensor `[..., size]`.
+          Tensor `[..., size]`.
         """
         with tf.name_scope('sample'):
             noise = tf.random.normal(tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
@@ -91,10 +91,10 @@ class DiagonalGaussian:
         """Log density of actions, summed over the event axis.
 
         Args:
-            value: Tensor `[..., size]` of actions.
+          value: Tensor `[..., size]` of actions.
 
         Returns:
-            Tensor `[...]`.
+          Tensor `[...]`.
         """
         with tf.name_scope('log_prob'):
             value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
@@ -114,12 +114,12 @@ class DiagonalGaussian:
         bad action, and does not reward pushing the mean past the bound.
 
         Args:
-            value: Tensor `[..., size]` of actions, clipped or not.
-            low: Lower bound of the executed actions, broadcastable to `value`.
-            high: Upper bound of the executed actions, broadcastable to `value`.
+          value: Tensor `[..., size]` of actions, clipped or not.
+          low: Lower bound of the executed actions, broadcastable to `value`.
+          high: Upper bound of the executed actions, broadcastable to `value`.
 
         Returns:
-            Tensor `[...]`.
+          Tensor `[...]`.
         """
         with tf.name_scope('clipped_log_prob'):
             value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
@@ -144,13 +144,13 @@ class DiagonalGaussian:
         """Kullback-Leibler divergence KL(self || other), summed over the event axis.
 
         Args:
-            other: Another `DiagonalGaussian` of a broadcastable shape.
+          other: Another `DiagonalGaussian` of a broadcastable shape.
 
         Returns:
-            Tensor `[...]`.
+          Tensor `[...]`.
 
         Raises:
-            TypeError: If `other` is not a `DiagonalGaussian`.
+          TypeError: If `other` is not a `DiagonalGaussian`.
         """
         _check_same_type(self, other)
         with tf.name_scope('kl'):
@@ -166,11 +166,11 @@ class Categorical:
     """Distribution over the integer classes `0 .. num_classes - 1`.
 
     Args:
-        logits: Float tensor `[..., num_classes]` of unnormalised log probabilities.
+      logits: Float tensor `[..., num_classes]` of unnormalised log probabilities.
 
     Raises:
-        TypeError: If the logits are not floating point.
-        ValueError: If the logits have no class axis.
+      TypeError: If the logits are not floating point.
+      ValueError: If the logits have no class axis.
     """
 
     def __init__(self, logits):
@@ -202,10 +202,10 @@ class Categorical:
         """Draws one class index per batch element; honours the graph-level seed.
 
         Args:
-            seed: Optional operation-level seed.
+          seed: Optional operation-level seed.
 
         Returns:
-            Int32 tensor `[...]`.
+          Int32 tensor `[...]`.
         """
         with tf.name_scope('sample'):
             num_classes = tf.shape(self._logits)[-1]
@@ -221,14 +221,14 @@ class Categorical:
         """Log probability of class indices.
 
         Args:
-            value: Integer tensor `[...]` of class indices; an index outside the
-                classes is an error when the graph runs.
+          value: Integer tensor `[...]` of class indices; an index outside the
+            classes is an error when the graph runs.
 
         Returns:
-            Tensor `[...]`.
+          Tensor `[...]`.
 
         Raises:
-            TypeError: If `value` is not an integer tensor.
+          TypeError: If `value` is not an integer tensor.
         """
         value = tf.convert_to_tensor(value)
         if not value.dtype.is_integer:
@@ -249,13 +249,13 @@ class Categorical:
         """Kullback-Leibler divergence KL(self || other), tensor `[...]`.
 
         Args:
-            other: Another `Categorical` over the same classes.
+          other: Another `Categorical` over the same classes.
 
         Returns:
-            Tensor `[...]`.
+          Tensor `[...]`.
 
         Raises:
-            TypeError: If `other` is not a `Categorical`.
+          TypeError: If `other` is not a `Categorical`.
         """
         _check_same_type(self, other)
         with tf.name_scope('kl'):

@@ -24,14 +24,14 @@ class EpisodeMemory:
         """Creates the non-trainable variables of the memory.
 
         Args:
-            template: Nested structure of tensors with the shape and dtype of a
-                single step, without batch or time dimensions.
-            capacity: Number of episodes (rows) the memory holds.
-            max_length: Maximum number of steps per episode.
-            scope: Variable scope name for the memory's variables.
+          template: Nested structure of tensors with the shape and dtype of a
+            single step, without batch or time dimensions.
+          capacity: Number of episodes (rows) the memory holds.
+          max_length: Maximum number of steps per episode.
+          scope: Variable scope name for the memory's variables.
 
         Raises:
-            ValueError: If a template shape is not fully known.
+          ValueError: If a template shape is not fully known.
         """
         self._capacity = capacity
         self._max_length = max_length
@@ -61,10 +61,10 @@ class EpisodeMemory:
         """Returns the number of steps stored in the given rows.
 
         Args:
-            rows: Int32 vector of row indices; all rows if None.
+          rows: Int32 vector of row indices; all rows if None.
 
         Returns:
-            Int32 vector of lengths.
+          Int32 vector of lengths.
         """
         with tf.name_scope(f'{self._scope.name}/length'):
             return tf.gather(self._length, self._rows(rows))
@@ -73,13 +73,13 @@ class EpisodeMemory:
         """Appends one step to the episode of each given row.
 
         Args:
-            transitions: Nested structure like the template with a leading
-                batch dimension of one step per row.
-            rows: Int32 vector of row indices; all rows if None.
+          transitions: Nested structure like the template with a leading
+            batch dimension of one step per row.
+          rows: Int32 vector of row indices; all rows if None.
 
         Returns:
-            Operation that appends the step and advances the lengths; it fails
-            when a row is outside the capacity or already at `max_length`.
+          Operation that appends the step and advances the lengths; it fails
+          when a row is outside the capacity or already at `max_length`.
         """
         with tf.name_scope(f'{self._scope.name}/append'):
             rows = self._rows(rows)
@@ -102,14 +102,14 @@ class EpisodeMemory:
         """Overwrites the given rows with whole episodes.
 
         Args:
-            episodes: Nested structure like the template with leading
-                dimensions [len(rows), max_length].
-            length: Int32 vector of the episodes' lengths.
-            rows: Int32 vector of row indices; all rows if None.
+          episodes: Nested structure like the template with leading
+            dimensions [len(rows), max_length].
+          length: Int32 vector of the episodes' lengths.
+          rows: Int32 vector of row indices; all rows if None.
 
         Returns:
-            Operation that writes the episodes and their lengths; it fails when
-            a row is outside the capacity or a length exceeds `max_length`.
+          Operation that writes the episodes and their lengths; it fails when
+          a row is outside the capacity or a length exceeds `max_length`.
         """
         with tf.name_scope(f'{self._scope.name}/replace'):
             rows = self._rows(rows)
@@ -131,11 +131,11 @@ class EpisodeMemory:
         """Returns the episodes stored in the given rows.
 
         Args:
-            rows: Int32 vector of row indices; all rows if None.
+          rows: Int32 vector of row indices; all rows if None.
 
         Returns:
-            Tuple of the episodes, a nested structure like the template with
-            leading dimensions [len(rows), max_length], and their lengths.
+          Tuple of the episodes, a nested structure like the template with
+          leading dimensions [len(rows), max_length], and their lengths.
         """
         with tf.name_scope(f'{self._scope.name}/data'):
             rows = self._rows(rows)
@@ -146,10 +146,10 @@ class EpisodeMemory:
         """Empties the given rows by setting their lengths to zero.
 
         Args:
-            rows: Int32 vector of row indices; all rows if None.
+          rows: Int32 vector of row indices; all rows if None.
 
         Returns:
-            Operation that clears the rows.
+          Operation that clears the rows.
         """
         with tf.name_scope(f'{self._scope.name}/clear'):
             rows = self._rows(rows)

@@ -29,33 +29,33 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
     operations among themselves with control dependencies as usual.
 
     Args:
-        consumer_fn: Callable taking a dict with the keys 'sequence', a nested
-            structure like `sequences` of tensors [batch, time, ...], and
-            'length', an int32 vector of the valid steps in each row. It returns
-            a nested structure like `output_template`.
-        output_template: Nested structure of tensors or values with the
-            structure and dtypes of the consumer's outputs, for example
-            `(0.0, '')`; the outputs' own static shapes are kept.
-        sequences: Nested structure of tensors with leading dimensions
-            [number of sequences, time].
-        length: Int32 vector of the valid steps of each sequence.
-        chunk_length: If set, the sequences are split into chunks of this many
-            steps, the last chunk of each sequence padded; chunks without any
-            valid step are left out.
-        batch_size: Number of chunks per batch; all chunks if None.
-        num_epochs: Number of passes over the chunks.
-        padding_value: Value written to the steps after each row's length.
+      consumer_fn: Callable taking a dict with the keys 'sequence', a nested
+        structure like `sequences` of tensors [batch, time, ...], and
+        'length', an int32 vector of the valid steps in each row. It returns
+        a nested structure like `output_template`.
+      output_template: Nested structure of tensors or values with the
+        structure and dtypes of the consumer's outputs, for example
+        `(0.0, '')`; the outputs' own static shapes are kept.
+      sequences: Nested structure of tensors with leading dimensions
+        [number of sequences, time].
+      length: Int32 vector of the valid steps of each sequence.
+      chunk_length: If set, the sequences are split into chunks of this many
+        steps, the last chunk of each sequence padded; chunks without any
+        valid step are left out.
+      batch_size: Number of chunks per batch; all chunks if None.
+      num_epochs: Number of passes over the chunks.
+      padding_value: Value written to the steps after each row's length.
 
     Returns:
-        Nested structure like `output_template` of the consumer's outputs,
-        stacked along a new leading dimension of one entry per batch. Running
-        it fails if no sequence has a valid step.
+      Nested structure like `output_template` of the consumer's outputs,
+      stacked along a new leading dimension of one entry per batch. Running
+      it fails if no sequence has a valid step.
 
     Raises:
-        ValueError: If `chunk_length`, `batch_size` or `num_epochs` is not a
-            positive integer, or the consumer's outputs are not structured like
-            `output_template`.
-        TypeError: If the consumer's outputs differ in dtype from the template.
+      ValueError: If `chunk_length`, `batch_size` or `num_epochs` is not a
+        positive integer, or the consumer's outputs are not structured like
+        `output_template`.
+      TypeError: If the consumer's outputs differ in dtype from the template.
     """
     for name, value in (('chunk_length', chunk_length), ('batch_size', batch_size)):
         if value is not None and not (isinstance(value, int) and value > 0):
@@ -158,8 +158,8 @@ def _split_into_chunks(sequences, length, chunk_length, padding_value):
     """Splits rows into chunks of `chunk_length` steps and drops empty chunks.
 
     Returns:
-        Tuple of the chunks, a nested structure of tensors [chunks,
-        chunk_length, ...], and the int32 vector of valid steps per chunk.
+      Tuple of the chunks, a nested structure of tensors [chunks,
+      chunk_length, ...], and the int32 vector of valid steps per chunk.
     """
     steps = tf.shape(nested.flatten(sequences)[0])[1]
     chunks_per_row = (steps + chunk_length - 1) // chunk_length

@@ -17,15 +17,15 @@ class StreamingNormalize:
         """Creates the variables holding the statistics.
 
         Args:
-            template: Tensor with the shape of a single value, without batch
-                dimension.
-            center: Whether `transform` subtracts the mean.
-            scale: Whether `transform` divides by the standard deviation.
-            clip: If positive, `transform` clips its result to [-clip, clip].
-            name: Name scope of the variables and operations.
+          template: Tensor with the shape of a single value, without batch
+            dimension.
+          center: Whether `transform` subtracts the mean.
+          scale: Whether `transform` divides by the standard deviation.
+          clip: If positive, `transform` clips its result to [-clip, clip].
+          name: Name scope of the variables and operations.
 
         Raises:
-            ValueError: If the template shape is not fully known.
+          ValueError: If the template shape is not fully known.
         """
         template = tf.convert_to_tensor(template)
         if not template.shape.is_fully_defined():
@@ -49,12 +49,12 @@ class StreamingNormalize:
         """Normalizes a batch of values, or a single value, by the statistics.
 
         Args:
-            value: Tensor of shape [batch, *template shape] or of the template
-                shape.
+          value: Tensor of shape [batch, *template shape] or of the template
+            shape.
 
         Returns:
-            Float32 tensor of the same shape, centred, scaled and clipped as
-            configured; it fails at run time if the result is not finite.
+          Float32 tensor of the same shape, centred, scaled and clipped as
+          configured; it fails at run time if the result is not finite.
         """
         with tf.name_scope(f'{self._name}/transform'):
             value = tf.cast(value, tf.float32)
@@ -70,15 +70,15 @@ class StreamingNormalize:
         """Merges a batch of values, or a single value, into the statistics.
 
         Args:
-            value: Tensor of shape [batch, *template shape] or of the template
-                shape.
+          value: Tensor of shape [batch, *template shape] or of the template
+            shape.
 
         Returns:
-            Summary string tensor of the batch's mean value, which also serves as
-            the update operation.
+          Summary string tensor of the batch's mean value, which also serves as
+          the update operation.
 
         Raises:
-            ValueError: If the value's shape does not fit the template.
+          ValueError: If the value's shape does not fit the template.
         """
         with tf.name_scope(f'{self._name}/update'):
             value = tf.cast(value, tf.float32)

@@ -1,0 +1,1 @@
+"""Command line scripts (train, visualize, plot), configs, networks and their helpers."""

@@ -34,10 +34,10 @@ NetworkOutput = collections.namedtuple('NetworkOutput', 'policy, value, state')
 NetworkOutput.__doc__ = """Result of running a network over a batch of sequences.
 
 Attributes:
-    policy: Action distribution with batch shape `[batch, time]`, a
-        `DiagonalGaussian` or `Categorical`; its `parameters` rebuild it.
-    value: Value estimate `[batch, time]`.
-    state: Cell state after each sequence's last valid step, to continue from.
+  policy: Action distribution with batch shape `[batch, time]`, a
+    `DiagonalGaussian` or `Categorical`; its `parameters` rebuild it.
+  value: Value estimate `[batch, time]`.
+  state: Cell state after each sequence's last valid step, to continue from.
 """
 
 
@@ -64,7 +64,7 @@ class GRUCell:
     """Gated recurrent unit (Cho et al. 2014).
 
     Args:
-        size: Number of units, the size of the state and the output.
+      size: Number of units, the size of the state and the output.
     """
 
     def __init__(self, size):
@@ -117,16 +117,16 @@ class FeedForwardGaussian(_StatelessCell):
     value [batch])`.
 
     Args:
-        policy_layers: Sizes of the hidden layers of the policy network.
-        value_layers: Sizes of the hidden layers of the value network.
-        action_size: Number of action dimensions.
-        init_std: Initial standard deviation, a positive float or one per dimension.
-        init_output_factor: Scale of the variance-scaling initialiser of the mean
-            output layer; small values start with actions near zero.
-        bounded_mean: Whether the mean passes through a tanh. An unbounded (linear)
-            mean keeps its gradient where the best action lies at the bound: samples
-            beyond the bound are clipped by the environment, which pushes a tanh
-            mean into saturation, where it can no longer change.
+      policy_layers: Sizes of the hidden layers of the policy network.
+      value_layers: Sizes of the hidden layers of the value network.
+      action_size: Number of action dimensions.
+      init_std: Initial standard deviation, a positive float or one per dimension.
+      init_output_factor: Scale of the variance-scaling initialiser of the mean
+        output layer; small values start with actions near zero.
+      bounded_mean: Whether the mean passes through a tanh. An unbounded (linear)
+        mean keeps its gradient where the best action lies at the bound: samples
+        beyond the bound are clipped by the environment, which pushes a tanh
+        mean into saturation, where it can no longer change.
     """
 
     def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
@@ -170,14 +170,14 @@ class RecurrentGaussian(FeedForwardGaussian):
     feed-forward. The state is the GRU state `[batch, policy_layers[-1]]`.
 
     Args:
-        policy_layers: Sizes of the policy's hidden layers, the last one recurrent.
-        value_layers: Sizes of the hidden layers of the value network.
-        action_size: Number of action dimensions.
-        init_std: Initial standard deviation, a positive float or one per dimension.
-        init_output_factor: Scale of the variance-scaling initialiser of the mean
-            output layer.
-        bounded_mean: Whether the mean passes through a tanh.
-        activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
+      policy_layers: Sizes of the policy's hidden layers, the last one recurrent.
+      value_layers: Sizes of the hidden layers of the value network.
+      action_size: Number of action dimensions.
+      init_std: Initial standard deviation, a positive float or one per dimension.
+      init_output_factor: Scale of the variance-scaling initialiser of the mean
+        output layer.
+      bounded_mean: Whether the mean passes through a tanh.
+      activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
     """
 
     is_recurrent = True
@@ -209,12 +209,12 @@ class FeedForwardCategorical(_StatelessCell):
     The cell outputs `(logits [batch, num_actions], value [batch])`.
 
     Args:
-        policy_layers: Sizes of the hidden layers of the policy network.
-        value_layers: Sizes of the hidden layers of the value network.
-        num_actions: Number of discrete actions.
-        init_output_factor: Scale of the variance-scaling initialiser of the logits
-            layer; small values start with a near-uniform policy.
-        activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
+      policy_layers: Sizes of the hidden layers of the policy network.
+      value_layers: Sizes of the hidden layers of the value network.
+      num_actions: Number of discrete actions.
+      init_output_factor: Scale of the variance-scaling initialiser of the logits
+        layer; small values start with a near-uniform policy.
+      activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
     """
 
     def __init__(self, policy_layers, value_layers, num_actions, init_output_factor,
@@ -244,15 +244,15 @@ def feed_forward_gaussian(config, action_space, observations, length, state=None
     """Feed-forward Gaussian policy and value network for a Box action space.
 
     Args:
-        config: Dict or attribute-style config with `policy_layers`,
-            `value_layers`, `init_std` and `init_output_factor`.
-        action_space: One-dimensional `gymnasium.spaces.Box`.
-        observations: Tensor `[batch, time, ...]`; each step is flattened.
-        length: Integer tensor `[batch]` of valid steps, or None for all.
-        state: Optional initial state; zeros if None.
+      config: Dict or attribute-style config with `policy_layers`,
+        `value_layers`, `init_std` and `init_output_factor`.
+      action_space: One-dimensional `gymnasium.spaces.Box`.
+      observations: Tensor `[batch, time, ...]`; each step is flattened.
+      length: Integer tensor `[batch]` of valid steps, or None for all.
+      state: Optional initial state; zeros if None.
 
     Returns:
-        `NetworkOutput` whose policy is a `DiagonalGaussian`.
+      `NetworkOutput` whose policy is a `DiagonalGaussian`.
     """
     return _gaussian_network(
         FeedForwardGaussian, config, action_space, observations, length, state)
@@ -262,15 +262,15 @@ def recurrent_gaussian(config, action_space, observations, length, state=None):
     """Recurrent Gaussian policy (see `RecurrentGaussian`) and feed-forward value.
 
     Args:
-        config: Dict or attribute-style config with `policy_layers`,
-            `value_layers`, `init_std` and `init_output_factor`.
-        action_space: One-dimensional `gymnasium.spaces.Box`.
-        observations: Tensor `[batch, time, ...]`; each step is flattened.
-        length: Integer tensor `[batch]` of valid steps, or None for all.
-        state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
+      config: Dict or attribute-style config with `policy_layers`,
+        `value_layers`, `init_std` and `init_output_factor`.
+      action_space: One-dimensional `gymnasium.spaces.Box`.
+      observations: Tensor `[batch, time, ...]`; each step is flattened.
+      length: Integer tensor `[batch]` of valid steps, or None for all.
+      state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
 
     Returns:
-        `NetworkOutput` whose policy is a `DiagonalGaussian`.
+      `NetworkOutput` whose policy is a `DiagonalGaussian`.
     """
     return _gaussian_network(
         RecurrentGaussian, config, action_space, observations, length, state)
@@ -284,15 +284,15 @@ def feed_forward_categorical(config, action_space, observations, length, state=N
     """Feed-forward categorical policy and value network for a Discrete action space.
 
     Args:
-        config: Dict or attribute-style config with `policy_layers`,
-            `value_layers` and `init_output_factor`.
-        action_space: `gymnasium.spaces.Discrete` starting at 0.
-        observations: Tensor `[batch, time, ...]`; each step is flattened.
-        length: Integer tensor `[batch]` of valid steps, or None for all.
-        state: Optional initial state; zeros if None.
+      config: Dict or attribute-style config with `policy_layers`,
+        `value_layers` and `init_output_factor`.
+      action_space: `gymnasium.spaces.Discrete` starting at 0.
+      observations: Tensor `[batch, time, ...]`; each step is flattened.
+      length: Integer tensor `[batch]` of valid steps, or None for all.
+      state: Optional initial state; zeros if None.
 
     Returns:
-        `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
+      `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
     """
     if not isinstance(action_space, gymnasium.spaces.Discrete) or action_space.start != 0:
         raise ValueError(

@@ -25,6 +25,7 @@ from agents.scripts import plotting  # noqa: E402
 
 
 def main(argv):
+    """Plot the runs the flags name; exit with an error line if there are none."""
     del argv  # Unused.
     logging.set_verbosity(logging.WARNING)  # TensorBoard's reader logs every file it opens.
     out = FLAGS.out or os.path.join(FLAGS.logdir, 'plot.png')

@@ -56,8 +56,9 @@ def read_scores(run_dir, tags=SCORE_TAGS):
                       for each in accumulator.Scalars(tag)]
         elif tag in available[event_accumulator.TENSORS]:
             # Summaries written by the TF2 summary API hold tensors.
-            events = [(each.wall_time, each.step, float(tensor_util.make_ndarray(each.tensor_proto)))
-                      for each in accumulator.Tensors(tag)]
+            events = [
+                (each.wall_time, each.step, float(tensor_util.make_ndarray(each.tensor_proto)))
+                for each in accumulator.Tensors(tag)]
         else:
             continue
         latest = {step: value for _, step, value in sorted(events)}

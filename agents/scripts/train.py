@@ -195,6 +195,7 @@ def safe_name(config_name):
 
 
 def main(argv):
+    """Train as the flags say; exit with one line saying what to fix or what stopped it."""
     del argv  # Unused.
     logging.set_verbosity(logging.INFO)
     logdir = config = None

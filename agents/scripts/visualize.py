@@ -233,6 +233,7 @@ def _write_stats(outdir, episodes):
 
 
 def main(argv):
+    """Record the videos and statistics the flags ask for."""
     del argv  # Unused.
     logging.set_verbosity(logging.INFO)
     tf.compat.v1.disable_eager_execution()

@@ -80,7 +80,7 @@ class AttrDict(dict):
         """Context manager inside which the AttrDict can be changed.
 
         Yields:
-            The AttrDict itself.
+          The AttrDict itself.
         """
         was_locked = self._locked
         object.__setattr__(self, '_locked', False)
@@ -93,10 +93,10 @@ class AttrDict(dict):
         """Returns a locked shallow copy with some keys set to new values.
 
         Args:
-            **updates: Keys to add or overwrite in the copy.
+          **updates: Keys to add or overwrite in the copy.
 
         Returns:
-            A new AttrDict; the original is unchanged.
+          A new AttrDict; the original is unchanged.
         """
         return type(self)(self, **updates)
 

@@ -10,16 +10,16 @@ def count_weights(scope=None, exclude=None, graph=None):
     """Counts the trainable parameters of a graph, or of one scope in it.
 
     Args:
-        scope: Optional variable scope name; only variables inside it count.
-        exclude: Optional regular expression; variables whose full name
-            matches it from the start (as with `re.match`) do not count.
-        graph: Graph to inspect; defaults to the current default graph.
+      scope: Optional variable scope name; only variables inside it count.
+      exclude: Optional regular expression; variables whose full name
+        matches it from the start (as with `re.match`) do not count.
+      graph: Graph to inspect; defaults to the current default graph.
 
     Returns:
-        Number of scalar parameters, as a Python int.
+      Number of scalar parameters, as a Python int.
 
     Raises:
-        ValueError: If a counted variable's shape is not fully known.
+      ValueError: If a counted variable's shape is not fully known.
     """
     graph = graph or tf.compat.v1.get_default_graph()
     variables = graph.get_collection(tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES)

@@ -16,14 +16,14 @@ PhaseResult = collections.namedtuple(
 PhaseResult.__doc__ = """What one phase of the loop did.
 
 Attributes:
-    phase: Name of the phase.
-    step: Global step at its end: the environment steps the agent trained on.
-    score: Mean score of the episodes the phase finished; NaN if none.
-    score_std: Standard deviation of those scores; NaN if none.
-    length: Mean length of those episodes; NaN if none (evaluation phases only).
-    episodes: Number of those episodes.
-    env_steps: Environment steps the phase made, counted or not.
-    seconds: Wall time the phase took.
+  phase: Name of the phase.
+  step: Global step at its end: the environment steps the agent trained on.
+  score: Mean score of the episodes the phase finished; NaN if none.
+  score_std: Standard deviation of those scores; NaN if none.
+  length: Mean length of those episodes; NaN if none (evaluation phases only).
+  episodes: Number of those episodes.
+  env_steps: Environment steps the phase made, counted or not.
+  seconds: Wall time the phase took.
 """
 
 

@@ -18,11 +18,11 @@ class MockAlgorithm:
         """Creates the algorithm.
 
         Args:
-            envs: Sequence of environments (a list or a `BatchEnv`) sharing one
-                action space, which must be a Box or a Discrete space.
+          envs: Sequence of environments (a list or a `BatchEnv`) sharing one
+            action space, which must be a Box or a Discrete space.
 
         Raises:
-            TypeError: If the action space is neither Box nor Discrete.
+          TypeError: If the action space is neither Box nor Discrete.
         """
         self._action_space = envs[0].action_space
         if not isinstance(self._action_space,
@@ -40,11 +40,11 @@ class MockAlgorithm:
         """Draws one random action for each agent.
 
         Args:
-            agent_indices: Int32 vector of the batch rows acting this step.
-            observ: Batch of observations, unused.
+          agent_indices: Int32 vector of the batch rows acting this step.
+          observ: Batch of observations, unused.
 
         Returns:
-            Tuple of the batch of actions and an empty summary.
+          Tuple of the batch of actions and an empty summary.
         """
         del observ  # Unused.
         with tf.name_scope('mock_perform'):

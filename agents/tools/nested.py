@@ -17,17 +17,17 @@ def map(function, *structures, flatten=False):  # pylint: disable=redefined-buil
     """Applies a function to the leaves of one or more structures of equal shape.
 
     Args:
-        function: Callable taking one leaf from each structure.
-        *structures: Nested structures with identical tree shape.
-        flatten: Whether to return the results as a flat tuple instead of the
-            structure.
+      function: Callable taking one leaf from each structure.
+      *structures: Nested structures with identical tree shape.
+      flatten: Whether to return the results as a flat tuple instead of the
+        structure.
 
     Returns:
-        A structure like the first one holding the results, or a flat tuple of
-        the results, one per leaf, if `flatten` is set.
+      A structure like the first one holding the results, or a flat tuple of
+      the results, one per leaf, if `flatten` is set.
 
     Raises:
-        ValueError: If no structure is given or the structures differ in shape.
+      ValueError: If no structure is given or the structures differ in shape.
     """
     if not structures:
         raise ValueError('nested.map() needs at least one structure.')
@@ -40,15 +40,15 @@ def zip(*structures, flatten=False):  # pylint: disable=redefined-builtin
     """Combines structures of equal shape into one structure of tuples.
 
     Args:
-        *structures: Nested structures with identical tree shape.
-        flatten: Whether to return a flat tuple instead of the structure.
+      *structures: Nested structures with identical tree shape.
+      flatten: Whether to return a flat tuple instead of the structure.
 
     Returns:
-        A structure like the first one whose leaves are tuples holding one leaf
-        from each structure; with a single structure, the structure itself.
+      A structure like the first one whose leaves are tuples holding one leaf
+      from each structure; with a single structure, the structure itself.
 
     Raises:
-        ValueError: If no structure is given or the structures differ in shape.
+      ValueError: If no structure is given or the structures differ in shape.
     """
     if len(structures) == 1:
         return map(lambda leaf: leaf, *structures, flatten=flatten)
@@ -59,10 +59,10 @@ def flatten(structure):
     """Returns the leaves of a structure as a flat tuple, dicts in sorted key order.
 
     Args:
-        structure: Nested structure.
+      structure: Nested structure.
 
     Returns:
-        Tuple of leaves.
+      Tuple of leaves.
     """
     return _flatten(structure)
 
@@ -75,17 +75,17 @@ def filter(predicate, *structures, flatten=False):  # pylint: disable=redefined-
     None. The outermost container is always returned, even when empty.
 
     Args:
-        predicate: Callable taking one leaf from each structure and returning
-            whether to keep it.
-        *structures: Nested structures with identical tree shape. With several
-            structures, the kept leaves are tuples of one leaf per structure.
-        flatten: Whether to return the kept leaves as a flat tuple.
+      predicate: Callable taking one leaf from each structure and returning
+        whether to keep it.
+      *structures: Nested structures with identical tree shape. With several
+        structures, the kept leaves are tuples of one leaf per structure.
+      flatten: Whether to return the kept leaves as a flat tuple.
 
     Returns:
-        The filtered structure, or a flat tuple of kept leaves.
+      The filtered structure, or a flat tuple of kept leaves.
 
     Raises:
-        ValueError: If no structure is given or the structures differ in shape.
+      ValueError: If no structure is given or the structures differ in shape.
     """
     if not structures:
         raise ValueError('nested.filter() needs at least one structure.')

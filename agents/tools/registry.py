@@ -16,23 +16,23 @@ Role = collections.namedtuple('Role', 'name, check, requirement')
 Role.__doc__ = """A kind of registry entry.
 
 Attributes:
-    name: Name of the role, such as 'optimizer'.
-    check: Function telling whether an object can serve in this role.
-    requirement: What the check requires, for error messages, such as
-        'a subclass of tf.compat.v1.train.Optimizer'.
+  name: Name of the role, such as 'optimizer'.
+  check: Function telling whether an object can serve in this role.
+  requirement: What the check requires, for error messages, such as
+    'a subclass of tf.compat.v1.train.Optimizer'.
 """
 
 Entry = collections.namedtuple('Entry', 'name, value, role, keys, aliases')
 Entry.__doc__ = """A registered object.
 
 Attributes:
-    name: Name under which configurations refer to the object.
-    value: The object.
-    role: Name of its role.
-    keys: Schema dataclass of the configuration keys the object reads, which
-        join the configuration when it is chosen; or None.
-    aliases: Further names that refer to it, such as its import path
-        `module:qualified.name` as older configuration files stored it.
+  name: Name under which configurations refer to the object.
+  value: The object.
+  role: Name of its role.
+  keys: Schema dataclass of the configuration keys the object reads, which
+    join the configuration when it is chosen; or None.
+  aliases: Further names that refer to it, such as its import path
+    `module:qualified.name` as older configuration files stored it.
 """
 
 

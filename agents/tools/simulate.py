@@ -2,8 +2,8 @@
 
 import tensorflow as tf
 
-from agents.tools.ordered_cond import ordered_cond
 from agents.tools import streaming_mean
+from agents.tools.ordered_cond import ordered_cond
 
 
 def simulate(batch_env, algo, log=True, reset=False):

@@ -15,9 +15,9 @@ class StreamingMean:
         """Creates the variables holding the sum and the count.
 
         Args:
-            shape: Shape of a single value.
-            dtype: Floating point dtype of the values and the mean.
-            name: Name scope of the variables.
+          shape: Shape of a single value.
+          dtype: Floating point dtype of the values and the mean.
+          name: Name scope of the variables.
         """
         self._shape = tf.TensorShape(shape)
         self._dtype = tf.as_dtype(dtype)
@@ -42,13 +42,13 @@ class StreamingMean:
         """Adds a batch of values, or a single value, to the mean.
 
         Args:
-            value: Tensor of shape [batch, *shape], or of `shape` for one value.
+          value: Tensor of shape [batch, *shape], or of `shape` for one value.
 
         Returns:
-            Operation that adds the values.
+          Operation that adds the values.
 
         Raises:
-            ValueError: If the value's shape does not fit the mean's shape.
+          ValueError: If the value's shape does not fit the mean's shape.
         """
         with tf.name_scope(f'{self._name}/submit'):
             value = tf.convert_to_tensor(value, self._dtype)
@@ -66,7 +66,7 @@ class StreamingMean:
         """Returns the current mean and resets the sum and the count to zero.
 
         Returns:
-            Tensor of the mean before the reset.
+          Tensor of the mean before the reset.
         """
         with tf.name_scope(f'{self._name}/clear'):
             mean = self.value

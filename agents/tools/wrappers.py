@@ -19,9 +19,12 @@ import gymnasium
 import numpy as np
 
 # The original's import paths: `wrappers.ExternalProcess` and its errors.
-from agents.tools.envs.errors import WorkerDiedError, WorkerError  # noqa: F401
+from agents.tools.envs.errors import WorkerDiedError  # noqa: F401
+from agents.tools.envs.errors import WorkerError  # noqa: F401
 from agents.tools.envs.process import ExternalProcess  # noqa: F401
-from agents.tools.envs.remote import RemoteEnvironment, Request, serve_request  # noqa: F401
+from agents.tools.envs.remote import RemoteEnvironment  # noqa: F401
+from agents.tools.envs.remote import Request  # noqa: F401
+from agents.tools.envs.remote import serve_request  # noqa: F401
 
 
 class LimitDuration(gymnasium.Wrapper):

@@ -1,0 +1,1 @@
+"""BatchPPO: the PPO graph, its config schema, losses and returns."""

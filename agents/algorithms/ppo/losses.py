@@ -13,26 +13,27 @@ import tensorflow as tf
 
 from agents.algorithms.ppo import utility
 
+
 def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, length,
                 penalty):
     """The policy objective of the config, as a loss to minimize.
 
     Args:
-        config: Config with `objective`, and `kl_target`, `kl_cutoff_factor`,
-            `kl_cutoff_coef` for 'kl_penalty' or `clip_ratio` for 'clip', and
-            `entropy_coef`.
-        old_policy: Distribution that collected the data, batch shape `[batch, time]`.
-        policy: Current distribution, batch shape `[batch, time]`.
-        log_prob: Log probability of the actions under `policy`, `[batch, time]`.
-        old_log_prob: The same under `old_policy`.
-        advantage: Advantages `[batch, time]`; no gradient flows into them.
-        length: Int32 `[batch]`, the valid steps of each sequence.
-        penalty: Scalar tensor, the current KL penalty coefficient.
+      config: Config with `objective`, and `kl_target`, `kl_cutoff_factor`,
+        `kl_cutoff_coef` for 'kl_penalty' or `clip_ratio` for 'clip', and
+        `entropy_coef`.
+      old_policy: Distribution that collected the data, batch shape `[batch, time]`.
+      policy: Current distribution, batch shape `[batch, time]`.
+      log_prob: Log probability of the actions under `policy`, `[batch, time]`.
+      old_log_prob: The same under `old_policy`.
+      advantage: Advantages `[batch, time]`; no gradient flows into them.
+      length: Int32 `[batch]`, the valid steps of each sequence.
+      penalty: Scalar tensor, the current KL penalty coefficient.
 
     Returns:
-        Tuple of the scalar loss and a dict of its parts for summaries:
-        `entropy`, `kl`, `surrogate_loss`, `kl_penalty`, `kl_cutoff`,
-        `clip_fraction`.
+      Tuple of the scalar loss and a dict of its parts for summaries:
+      `entropy`, `kl`, `surrogate_loss`, `kl_penalty`, `kl_cutoff`,
+      `clip_fraction`.
     """
     with tf.name_scope('policy_loss'):
         advantage = tf.stop_gradient(advantage)
@@ -69,14 +70,14 @@ def value_loss(config, value, old_value, return_, length):
     range, as in Schulman et al.'s PPO implementation.
 
     Args:
-        config: Config with `value_clip` (None for no clipping) and `value_coef`.
-        value: Current value estimates `[batch, time]`.
-        old_value: Value estimates before the update `[batch, time]`.
-        return_: Targets `[batch, time]`.
-        length: Int32 `[batch]`, the valid steps of each sequence.
+      config: Config with `value_clip` (None for no clipping) and `value_coef`.
+      value: Current value estimates `[batch, time]`.
+      old_value: Value estimates before the update `[batch, time]`.
+      return_: Targets `[batch, time]`.
+      length: Int32 `[batch]`, the valid steps of each sequence.
 
     Returns:
-        Scalar loss, already scaled by `value_coef`.
+      Scalar loss, already scaled by `value_coef`.
     """
     with tf.name_scope('value_loss'):
         error = tf.square(return_ - value)

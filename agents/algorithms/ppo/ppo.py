@@ -275,8 +275,8 @@ class PPO:
         returns += reward
         update = self._reward_filter.update(returns)
         with tf.control_dependencies([update]):
-            return tf.compat.v1.scatter_update(
-                self._running_return, agent_indices, tf.where(done, tf.zeros_like(returns), returns))
+            returns = tf.where(done, tf.zeros_like(returns), returns)
+            return tf.compat.v1.scatter_update(self._running_return, agent_indices, returns)
 
     def _define_end_episode(self, agent_indices):
         episodes, length = self._current_episodes.data(agent_indices)

@@ -20,12 +20,12 @@ def mask(tensor, length):
     """Sets the padding steps of a batch of sequences to zero.
 
     Args:
-        tensor: Tensor `[batch, time, ...]`.
-        length: Integer tensor `[batch]`, the number of valid steps.
+      tensor: Tensor `[batch, time, ...]`.
+      length: Integer tensor `[batch]`, the number of valid steps.
 
     Returns:
-        Tensor like `tensor`, zero at and after each sequence's length; NaN or
-        infinite padding becomes zero too.
+      Tensor like `tensor`, zero at and after each sequence's length; NaN or
+      infinite padding becomes zero too.
     """
     tensor = tf.convert_to_tensor(tensor)
     if tensor.shape.rank is not None and tensor.shape.rank < 2:
@@ -41,13 +41,13 @@ def discounted_return(reward, length, discount, bootstrap=None):
     """Discounted sum of the future rewards of each step.
 
     Args:
-        reward: Float tensor `[batch, time]`.
-        length: Integer tensor `[batch]`.
-        discount: Discount factor (float or scalar tensor).
-        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+      reward: Float tensor `[batch, time]`.
+      length: Integer tensor `[batch]`.
+      discount: Discount factor (float or scalar tensor).
+      bootstrap: Optional float tensor `[batch]`, the value after the last step.
 
     Returns:
-        Float tensor `[batch, time]`.
+      Float tensor `[batch, time]`.
     """
     with tf.name_scope('discounted_return'):
         reward, length, discount = _check_inputs(reward, length, discount)
@@ -63,15 +63,15 @@ def lambda_advantage(reward, value, length, discount, gae_lambda, bootstrap=None
     times the temporal-difference error of step `t + k`.
 
     Args:
-        reward: Float tensor `[batch, time]`.
-        value: Float tensor `[batch, time]`.
-        length: Integer tensor `[batch]`.
-        discount: Discount factor (float or scalar tensor).
-        gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
-        bootstrap: Optional float tensor `[batch]`, the value after the last step.
+      reward: Float tensor `[batch, time]`.
+      value: Float tensor `[batch, time]`.
+      length: Integer tensor `[batch]`.
+      discount: Discount factor (float or scalar tensor).
+      gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
+      bootstrap: Optional float tensor `[batch]`, the value after the last step.
 
     Returns:
-        Float tensor `[batch, time]`.
+      Float tensor `[batch, time]`.
     """
     with tf.name_scope('lambda_advantage'):
         reward, length, discount = _check_inputs(reward, length, discount)
@@ -97,17 +97,17 @@ def rollout_advantage(reward, value, next_value, terminated, done, discount, gae
     episode ends (`done`).
 
     Args:
-        reward: Float tensor `[batch, time]`.
-        value: Float tensor `[batch, time]`, the value of each step's observation.
-        next_value: Float tensor `[batch, time]`, the value of the observation
-            after each step.
-        terminated: Bool tensor `[batch, time]`, episodes that ended for good.
-        done: Bool tensor `[batch, time]`, episodes that ended for any reason.
-        discount: Discount factor (float or scalar tensor).
-        gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
+      reward: Float tensor `[batch, time]`.
+      value: Float tensor `[batch, time]`, the value of each step's observation.
+      next_value: Float tensor `[batch, time]`, the value of the observation
+        after each step.
+      terminated: Bool tensor `[batch, time]`, episodes that ended for good.
+      done: Bool tensor `[batch, time]`, episodes that ended for any reason.
+      discount: Discount factor (float or scalar tensor).
+      gae_lambda: Trade-off between bias (0) and variance (1), float or scalar tensor.
 
     Returns:
-        Float tensor `[batch, time]`.
+      Float tensor `[batch, time]`.
     """
     with tf.name_scope('rollout_advantage'):
         reward = tf.convert_to_tensor(reward)

@@ -67,8 +67,8 @@ class BaseBatchEnv:
     time raises `errors.WorkerTimeoutError` naming the environments, the worker
     and the call, and the batch stops its workers and closes, leaving no
     process, shared memory or file descriptor behind. Building the
-    environments may take `STARTUP_TIMEOUT` seconds, or the timeout if longer. Ctrl-C or SIGTERM while
-    the batch waits for a worker, in any thread, raises
+    environments may take `STARTUP_TIMEOUT` seconds, or the timeout if longer.
+    Ctrl-C or SIGTERM while the batch waits for a worker, in any thread, raises
     `errors.WaitInterrupted` within milliseconds and closes the batch the same
     way (see `waiting`).
 

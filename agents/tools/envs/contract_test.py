@@ -18,7 +18,6 @@ from agents.tools.envs import errors
 from agents.tools.envs import testing
 from agents.tools.envs import waiting
 
-
 # Backend (and variant) -> function of the constructors building the batch: the
 # variants the faces are tested on, and envpool.
 _BACKENDS = {

@@ -13,6 +13,7 @@ envpool = pytest.importorskip('envpool', reason="pip install -e '.[envpool]' to 
 
 from agents.tools.envs import envpool as envpool_backend  # noqa: E402  After the skip.
 
+
 def _set_acrobot(env, observ):
     angles = np.arctan2(observ[[1, 3]], observ[[0, 2]])
     env.unwrapped.state = np.concatenate([angles, observ[4:]])

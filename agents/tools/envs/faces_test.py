@@ -28,14 +28,16 @@ def make_face(request, backend, build_on_backend):
 
 def _skip_in_process(make_face):
     if make_face.backend.name == 'inprocess':
-        pytest.skip('Nothing can stop or survive an environment that hangs or exits in this process.')
+        pytest.skip(
+            'Nothing can stop or survive an environment that hangs or exits in this process.')
 
 
 def test_exception_in_an_environment_is_raised_as_the_backend_raises_it(make_face):
     face = make_face([functools.partial(testing.CountingEnv, fail_at_step=2)] * 2)
     face.reset()
     face.step(np.array([0, 0]))
-    with pytest.raises((errors.WorkerError, ValueError), match='step 2 failed on purpose') as caught:
+    failure = (errors.WorkerError, ValueError)
+    with pytest.raises(failure, match='step 2 failed on purpose') as caught:
         face.step(np.array([0, 0]))
     if make_face.backend.name == 'inprocess':
         assert type(caught.value) is ValueError

@@ -25,16 +25,16 @@ class MockEnvironment(gymnasium.Env):
         """Creates the environment.
 
         Args:
-            observ_shape: Shape of the observations.
-            action_shape: Shape of the actions, which lie in [-1, 1].
-            min_duration: Shortest episode length, at least 1.
-            max_duration: Longest episode length, at least `min_duration`.
-            seed: Seed of the generator drawing the episode durations.
-            render_mode: None, or 'rgb_array' to render 16x16 frames whose
-                brightness is the step count.
+          observ_shape: Shape of the observations.
+          action_shape: Shape of the actions, which lie in [-1, 1].
+          min_duration: Shortest episode length, at least 1.
+          max_duration: Longest episode length, at least `min_duration`.
+          seed: Seed of the generator drawing the episode durations.
+          render_mode: None, or 'rgb_array' to render 16x16 frames whose
+            brightness is the step count.
 
         Raises:
-            ValueError: If the durations or the render mode are invalid.
+          ValueError: If the durations or the render mode are invalid.
         """
         if not 1 <= min_duration <= max_duration:
             raise ValueError(
@@ -57,11 +57,11 @@ class MockEnvironment(gymnasium.Env):
         """Begins a new episode.
 
         Args:
-            seed: If given, reseeds the generator of episode durations.
-            options: Ignored.
+          seed: If given, reseeds the generator of episode durations.
+          options: Ignored.
 
         Returns:
-            Tuple of the first observation (filled with zeros) and an empty info dict.
+          Tuple of the first observation (filled with zeros) and an empty info dict.
         """
         super().reset(seed=seed)
         if seed is not None:
@@ -76,16 +76,16 @@ class MockEnvironment(gymnasium.Env):
         """Advances the episode by one step.
 
         Args:
-            action: Array of the action shape.
+          action: Array of the action shape.
 
         Returns:
-            Tuple of observation, reward 1.0, terminated, truncated (always
-            False) and an empty info dict.
+          Tuple of observation, reward 1.0, terminated, truncated (always
+          False) and an empty info dict.
 
         Raises:
-            ValueError: If the action has the wrong shape.
-            RuntimeError: If no episode is running: before the first reset or
-                after the episode terminated.
+          ValueError: If the action has the wrong shape.
+          RuntimeError: If no episode is running: before the first reset or
+            after the episode terminated.
         """
         action = np.asarray(action)
         if action.shape != self.action_space.shape:

@@ -261,12 +261,6 @@ def new_children(before, timeout=10):
     return child_pids() - before
 
 
-def shared_memory_segments():
-    """Paths of the shared-memory segments this process has mapped."""
-    with open('/proc/self/maps') as maps:
-        return {line.split()[-1] for line in maps if '/dev/shm/' in line}
-
-
 def open_fds():
     """Number of open file descriptors of this process.
 

@@ -12,6 +12,7 @@ import pytest
 from agents.tools.envs import testing
 from agents.tools.envs import vector_env
 
+
 @pytest.fixture
 def make_vector_env(build_on_backend):
     """Function of the constructors and options that builds a `VectorEnv` on the backend."""
