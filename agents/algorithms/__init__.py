@@ -1,1 +1,3 @@
-"""Algorithms that act and learn in batched environments; PPO is in `ppo`."""
+"""Algorithms that act and learn in batched environments; `PPO` is BatchPPO."""
+
+from agents.algorithms.ppo import PPO

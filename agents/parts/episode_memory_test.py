@@ -141,3 +141,9 @@ def test_invalid_template_and_rows():
         memory = EpisodeMemory(tf.zeros([]), capacity=1, max_length=1, scope='other')
         with pytest.raises(ValueError, match='rows must be a vector'):
             memory.length(0)
+
+
+def test_original_import_path_still_works():
+    from agents import parts
+    from agents.parts import memory
+    assert memory.EpisodeMemory is parts.EpisodeMemory is EpisodeMemory

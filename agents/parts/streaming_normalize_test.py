@@ -166,3 +166,9 @@ def test_invalid_shapes():
         normalize = StreamingNormalize(tf.zeros([3]))
         with pytest.raises(ValueError, match=r'expected \[batch, \*\[3\]\]'):
             normalize.update(tf.zeros([4, 2]))
+
+
+def test_original_import_path_still_works():
+    from agents import parts
+    from agents.parts import normalize
+    assert normalize.StreamingNormalize is parts.StreamingNormalize is StreamingNormalize

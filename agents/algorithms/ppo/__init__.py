@@ -1,1 +1,3 @@
-"""BatchPPO: the PPO graph, its config schema, losses and returns."""
+"""BatchPPO: the PPO graph (`PPO`), its config schema, losses and returns."""
+
+from agents.algorithms.ppo.ppo import PPO

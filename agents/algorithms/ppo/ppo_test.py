@@ -214,3 +214,9 @@ def test_rollouts_refuse_recurrent_networks():
         network=networks.recurrent_gaussian, rollout_length=4, gae_lambda=0.95)
     with tf.Graph().as_default(), pytest.raises(ValueError, match='feed-forward'):
         _define_graph(config)
+
+
+def test_original_import_paths_still_work():
+    from agents import algorithms
+    from agents.algorithms import ppo as ppo_package
+    assert algorithms.PPO is ppo_package.PPO is ppo.PPO
