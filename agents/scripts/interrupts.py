@@ -13,6 +13,8 @@ import threading
 
 from absl import logging
 
+from agents.tools.envs import waiting
+
 # What `signal.getsignal` returns for a signal that no Python code of the
 # program handles: the default action, ignored, Python's KeyboardInterrupt for
 # SIGINT, or a handler set outside Python.
@@ -51,8 +53,11 @@ def _handle(signum, unused_frame):
         return
     _State.received.append(signal.Signals(signum))
     if _State.deferring:
+        # Kept for waits for workers inside the deferred code as well, which
+        # then stop instead of waiting on (see `waiting`).
         _State.held_back.append(signum)
         return
+    waiting.discard_signals()  # Handled here: cleaning up waits for workers.
     raise Interrupted(signum)
 
 

@@ -8,6 +8,8 @@ import time
 import pytest
 
 from agents.scripts import interrupts
+from agents.tools.envs import errors
+from agents.tools.envs import waiting
 
 
 def _wait_for_signal():
@@ -99,3 +101,45 @@ def test_outside_the_main_thread_nothing_changes():
     thread.start()
     thread.join()
     assert handlers == [signal.getsignal(signal.SIGTERM)]
+
+
+def _wait_in_another_thread(seconds):
+    """Wait on an idle pipe in another thread, as workers are waited for; return the outcome."""
+    read_fd, write_fd = os.pipe()
+    outcome = []
+
+    def wait():
+        try:
+            outcome.append(waiting.Waiter([read_fd]).wait(time.monotonic() + seconds, 'a pipe'))
+        except errors.WaitInterrupted as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    thread.join(30)
+    os.close(read_fd)
+    os.close(write_fd)
+    return outcome[0]
+
+
+def test_a_signal_held_back_stops_waits_for_workers_within_deferred():
+    # session.run waits for workers in another thread: a signal held back just
+    # before must stop that wait, or the run would wait for a hung env for ever.
+    waiting.watch_signals()
+    outcome = []
+    with pytest.raises(interrupts.Interrupted):
+        with interrupts.raised_on():
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _wait_for_signal()
+                outcome.append(_wait_in_another_thread(5))
+    assert isinstance(outcome[0], errors.WaitInterrupted)
+
+
+def test_a_signal_raised_at_once_does_not_stop_the_waits_of_the_cleanup():
+    waiting.watch_signals()
+    with pytest.raises(interrupts.Interrupted):
+        with interrupts.raised_on():
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_signal()
+    assert _wait_in_another_thread(0.05) == []

@@ -471,7 +471,7 @@ class _ActorHost:
           WorkerTimeoutError: If the actor did not answer in time; it is stopped.
           WaitInterrupted: If Ctrl-C or SIGTERM arrived meanwhile.
         """
-        waiting.discard_signals()
+        waiting.discard_handled_signals()
         deadline = None if self._timeout is None else time.monotonic() + self._timeout
         while not self._ray.wait([reference], timeout=_POLL_SECONDS)[0]:
             waiting.raise_if_interrupted(f'{self._name()} {description}')

@@ -8,8 +8,16 @@ handler also writes the number of the signal to the process's signal wakeup
 file descriptor (`signal.set_wakeup_fd`) at once, whatever the threads do.
 Waits here watch that descriptor beside the workers' pipes, so Ctrl-C
 (SIGINT) or SIGTERM arriving during a wait raises `errors.WaitInterrupted` in
-the waiting thread within milliseconds. Signals that arrived before a wait
-began are left to their handlers.
+the waiting thread within milliseconds.
+
+A signal that arrived before a wait began is left to its handler when the wait
+runs in the main thread, where Python has run that handler already. A wait in
+another thread stops on it as well: the main thread may be inside a long C call
+that keeps the handler from running, and a signal sent just before the wait
+began (between sending a request to a worker and waiting for its answer) must
+not be lost. A program that handles a stopping signal in the main thread and
+carries on calls `discard_signals()`, so that its next wait in another thread
+does not stop on it.
 
 `watch_signals()`, which every process backend calls when it starts, sets the
 wakeup descriptor, from the main thread, unless the program already uses it
@@ -87,7 +95,7 @@ class Waiter:
           List of the readable file descriptors (those of dead processes
           included); empty if the deadline passed.
         """
-        discard_signals()  # Those that came before are not for this wait.
+        discard_handled_signals()
         while True:
             if deadline is None:
                 events = self._poller.poll()
@@ -103,6 +111,17 @@ class Waiter:
 def discard_signals():
     """Forget the signals received so far; a wait reacts only to later ones."""
     _read_signals()
+
+
+def discard_handled_signals():
+    """Forget the signals received so far if their handlers have run (see the module docstring).
+
+    In the main thread Python has run the handlers of earlier signals before
+    this call, so those signals are forgotten; in other threads they are kept,
+    and the next check raises on them.
+    """
+    if threading.current_thread() is threading.main_thread():
+        discard_signals()
 
 
 def raise_if_interrupted(description):

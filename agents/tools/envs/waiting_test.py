@@ -27,6 +27,7 @@ def recorded_sigint():
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     yield received
     signal.signal(signal.SIGINT, previous)
+    waiting.discard_signals()
 
 
 def test_returns_the_readable_descriptors_or_nothing_at_the_deadline(pipe):
@@ -63,3 +64,36 @@ def test_signals_before_a_wait_are_left_to_their_handlers(pipe, recorded_sigint)
     assert recorded_sigint
     waiter = waiting.Waiter([pipe[0]])
     assert waiter.wait(time.monotonic() + 0.05, 'the pipe') == []
+
+
+def _wait_in_thread(waiter, deadline):
+    """Wait in another thread, as a TensorFlow numpy_function does; return what happened."""
+    outcome = []
+
+    def wait():
+        try:
+            outcome.append(waiter.wait(deadline, 'the pipe'))
+        except errors.WaitInterrupted as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    thread.join(30)
+    return outcome[0]
+
+
+def test_signal_just_before_a_wait_in_another_thread_stops_it(pipe, recorded_sigint):
+    # The main thread may be stuck in C code (session.run) and unable to handle
+    # it: the wait must not lose a signal sent after its request went out.
+    os.kill(os.getpid(), signal.SIGINT)
+    waiter = waiting.Waiter([pipe[0]])
+    outcome = _wait_in_thread(waiter, time.monotonic() + 30)
+    assert isinstance(outcome, errors.WaitInterrupted)
+
+
+def test_discarded_signals_do_not_stop_waits_in_other_threads(pipe, recorded_sigint):
+    os.kill(os.getpid(), signal.SIGINT)
+    assert recorded_sigint
+    waiting.discard_signals()  # As a program that handled it and carries on.
+    waiter = waiting.Waiter([pipe[0]])
+    assert _wait_in_thread(waiter, time.monotonic() + 0.05) == []
