@@ -213,6 +213,24 @@ def run_all(jobs, num_parallel, directory, extra_args, report_only=False):
                 results.append(json.load(file_))
         elif not report_only:
             pending.append((library, task, seed))
+    from agents.scripts import interrupts
+    try:
+        with interrupts.raised_on():
+            _run_pending(pending, running, results, num_parallel, directory, extra_args)
+    except interrupts.Interrupted as stop:
+        for _, process, _ in running:
+            process.terminate()  # The workers stop as train() stops on SIGTERM.
+        for _, process, log in running:
+            process.wait()
+            log.close()
+        print(f'Stopped by {stop.signal.name}. Finished runs are kept in {directory}: run '
+              'the same command again to continue.', file=sys.stderr)
+        sys.exit(stop.exit_code)
+    return results
+
+
+def _run_pending(pending, running, results, num_parallel, directory, extra_args):
+    """Start the pending runs, `num_parallel` at once, and collect their results."""
     while pending or running:
         while pending and len(running) < num_parallel:
             library, task, seed = pending.pop(0)
@@ -238,7 +256,6 @@ def run_all(jobs, num_parallel, directory, extra_args, report_only=False):
             os.remove(path + '.log')
             print(f'finished {os.path.basename(path)} '
                   f'(final score {results[-1]["evaluations"][-1][1]:.1f})', flush=True)
-    return results
 
 
 def score_at(evaluations, step):
@@ -345,7 +362,12 @@ def main():
     parser.add_argument('--seed', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return run_worker(args)
+        from agents.scripts import interrupts
+        try:
+            return run_worker(args)
+        except interrupts.Interrupted as stop:  # Ctrl-C or SIGTERM, as train() reports it.
+            print(f'Run stopped by {stop.signal.name}; no result written.', flush=True)
+            sys.exit(stop.exit_code)
     if args.tasks:
         tasks = args.tasks.split(',')
     else:
