@@ -5,8 +5,9 @@ the rl-baselines3-zoo hyperparameters, with one evaluation protocol for both:
 every `eval_every` training steps and at the budget, the policy's mode (SB3:
 `deterministic=True`) plays 10 complete episodes on environments seeded apart
 from training. It prints a markdown table (score at 10/25/50/100% of the
-budget, training steps until the threshold, wall time) and writes PNG curves,
-both libraries on one plot per task, to benchmarks/results/.
+budget, training steps until the threshold, wall time, and the resident memory
+of our runs sampled at every evaluation) and writes PNG curves, both libraries
+on one plot per task, to benchmarks/results/.
 
     python benchmarks/learning.py --quick            # Pendulum and CartPole, minutes
     python benchmarks/learning.py                    # also the MuJoCo tasks, hours
@@ -111,9 +112,32 @@ def run_agents(task, seed, overrides):
             if result.phase == 'train':
                 train_seconds += result.seconds
             else:
-                evaluations.append((result.step, result.score, train_seconds))
+                evaluations.append(
+                    (result.step, result.score, train_seconds, resident_megabytes()))
                 print(f'step {result.step}: score {result.score:.1f}', flush=True)
     return evaluations, train_seconds
+
+
+def resident_megabytes():
+    """Resident memory (RSS) of this process and every process it started, in MiB.
+
+    Worker processes hold the environments, so their memory counts as the
+    run's. Read from /proc; None where there is none (not Linux).
+    """
+    if not os.path.exists('/proc/self/statm'):
+        return None
+    total, pending = 0, [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        try:  # A process may end while it is counted; it then counts nothing.
+            with open(f'/proc/{pid}/statm') as file_:
+                total += int(file_.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+            for thread in os.listdir(f'/proc/{pid}/task'):
+                with open(f'/proc/{pid}/task/{thread}/children') as file_:
+                    pending.extend(int(child) for child in file_.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / 2**20
 
 
 def run_sb3(task, seed):
@@ -312,10 +336,29 @@ def table(results):
         for name, score in task.references.items():
             lines.append(f'| {name} | - |' + ' - |' * (len(milestones) - 1) +
                          f' {score:,} | - | - | - |')
+        memory = _memory_line(by_key.get((task_name, 'agents'), []))
+        if memory:
+            lines.append(memory)
         if {'agents', 'sb3'} <= set(times_to):
             lines.append(f'\nTime to threshold, agents / sb3: '
                          f'{times_to["agents"] / times_to["sb3"]:.2f}x.')
     return '\n'.join(lines)
+
+
+def _memory_line(runs):
+    """Our runs' resident memory (trainer and workers) over training, if recorded."""
+    samples = [
+        [(each[0], each[3]) for each in run['evaluations'] if len(each) > 3 and each[3]]
+        for run in runs]
+    samples = [each for each in samples if each]
+    if not samples:
+        return None
+    first = np.mean([run[0][1] for run in samples])
+    last = np.mean([run[-1][1] for run in samples])
+    peak = max(megabytes for run in samples for _, megabytes in run)
+    return (f'\nMemory of our runs (trainer and environment workers, RSS): '
+            f'{first:,.0f} MiB at the first evaluation, {last:,.0f} MiB at the budget, '
+            f'peak {peak:,.0f} MiB.')
 
 
 def _short(steps):
