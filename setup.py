@@ -47,8 +47,8 @@ setuptools.setup(
         'sb3': ['stable-baselines3>=2.0'],
         # The suite includes the lint (agents/style_test.py), hence ruff.
         'test': [
-            'pytest', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0', 'matplotlib',
-            'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2'],
+            'pytest', 'pytest-xdist', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0',
+            'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2'],
         'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2'],
     },
     classifiers=[

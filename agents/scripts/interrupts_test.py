@@ -12,6 +12,17 @@ from agents.tools.envs import errors
 from agents.tools.envs import waiting
 
 
+@pytest.fixture(autouse=True)
+def unhandled_stop_signals():
+    """SIGINT and SIGTERM as a plain program has them; a test runner may handle SIGTERM."""
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
 def _wait_for_signal():
     # The handler runs in the main thread between bytecodes, soon after the kill.
     for _ in range(1000):

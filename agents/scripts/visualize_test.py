@@ -93,6 +93,7 @@ def test_envpool_backend_is_refused_as_it_cannot_render(tmp_path):
         visualize.visualize(str(tmp_path), str(tmp_path / 'videos'), env_backend='envpool')
 
 
+@pytest.mark.slow  # The library function's test writes videos by default.
 def test_command_line_writes_videos_without_display_errors(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)

@@ -21,11 +21,15 @@ def ray_cluster():
         ray.shutdown()
 
 
-@pytest.fixture(params=list(testing.BACKEND_VARIANTS))
+@pytest.fixture(params=[
+    pytest.param(variant, marks=[pytest.mark.slow] if variant == 'ray' else [])
+    for variant in testing.BACKEND_VARIANTS])
 def backend(request):
     """A `Backend` variant of `testing.BACKEND_VARIANTS` with its name and options.
 
     Checks that no worker process is left once the test closed what it built.
+    On Ray, whose actors take seconds to start, the tests of the faces are
+    marked slow: the contract suite and `ray_test` check that backend by default.
     """
     name, options = testing.BACKEND_VARIANTS[request.param]
     if name == 'ray':
