@@ -38,6 +38,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from agents import tools  # noqa: E402  (needs the path above)
 from agents.tools import envs  # noqa: E402
+from agents.tools import load_order  # noqa: E402
+
+load_order.load_triton_before_tensorflow()  # Before SB3 loads TensorFlow.
 
 NUM_ENVS = 8
 SEED = 0
@@ -261,9 +264,9 @@ def main():
     header = [
         f'Command: python benchmarks/faces.py {" ".join(sys.argv[1:])}'.rstrip(),
         f'{os.cpu_count()} cores shared with other work: load average {load_before[0]:.1f} '
-        f'before, {load_after[0]:.1f} after (two background 1M-step learning runs and other '
-        f'developers\' tests were running), so absolute speeds are low and noisy; runs '
-        f'compared in one table ran back to back.', '']
+        f'before, {load_after[0]:.1f} after (other agents\' runs and tests shared the cores), '
+        f'so absolute speeds are low and noisy; runs compared in one table ran back to back.',
+        '']
     print('\n'.join(header + report))
     os.makedirs(args.outdir, exist_ok=True)
     name = 'faces_quick' if args.quick else 'faces'

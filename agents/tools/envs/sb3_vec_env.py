@@ -2,18 +2,21 @@
 
 Needs Stable-Baselines3 (`pip install -e '.[sb3]'`). Importing SB3 loads
 PyTorch and TensorBoard, and TensorBoard loads TensorFlow when it is
-installed; this module adds no import of its own beyond SB3.
+installed; this module loads PyTorch's Triton, when installed, before them
+(see `load_order`) and nothing else beyond SB3.
 """
 
 import warnings
 
 import numpy as np
 
+from agents.tools import load_order
 from agents.tools.envs import access
 from agents.tools.envs import backends
 from agents.tools.envs import batching
 from agents.tools.envs import errors
 
+load_order.load_triton_before_tensorflow()
 try:
     from stable_baselines3.common.vec_env import VecEnv
 except ImportError as error:
