@@ -115,6 +115,11 @@ class BaseBatchEnv:
         self.close()
 
     @property
+    def reaches_environments(self):
+        """Whether `apply`, `call` and `batch[i]` reach single environments (not on envpool)."""
+        return type(self)._apply is not BaseBatchEnv._apply
+
+    @property
     def closed(self):
         """Whether the batch was closed, by `close()` or after a worker died."""
         return self._closed

@@ -190,6 +190,7 @@ def test_rewards_are_float32_or_exact_float64(make_batch):
 def test_apply_and_call_reach_single_environments_through_wrappers(make_batch):
     _skip_unless_any_environment(make_batch)
     batch = make_batch([testing.counting_in_time_limit] * 3)
+    assert batch.reaches_environments
     batch.reset()
     batch.step([0, 1], indices=[1, 2])
     assert batch.apply(access.get_attribute, 'count') == [0, 1, 1]

@@ -85,6 +85,9 @@ class EnvpoolBatchEnv(contract.BaseBatchEnv):
     module docstring lists.
     """
 
+    # envpool's pools do not render; a constructor asking for a render mode is refused.
+    render_mode = None
+
     def __init__(self, constructors, num_threads=0, return_infos=True, timeout=None):
         """Learn the task from the constructors and start the pool.
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from agents.tools import wrappers
+from agents.tools.envs import testing
 
 envpool = pytest.importorskip('envpool', reason="pip install -e '.[envpool]' to test it.")
 
@@ -95,13 +96,6 @@ _STATE_FROM_OBSERVATION = {
 _NOISELESS_START = ['Ant-v5', 'Humanoid-v5', 'HumanoidStandup-v5', 'InvertedDoublePendulum-v5']
 
 
-def _seeded(constructor, seed):
-    """An environment of the constructor, reset with the seed, which seeds its pool."""
-    env = constructor()
-    env.reset(seed=seed)
-    return env
-
-
 def _actions(space, count, steps, seed=0):
     space.seed(seed)
     return np.stack([np.stack([space.sample() for _ in range(count)]) for _ in range(steps)])
@@ -140,7 +134,8 @@ def _assert_same_transitions(batch, references, steps, set_state=None, tolerance
 @pytest.mark.parametrize('task', list(_STATE_FROM_OBSERVATION))
 def test_same_transitions_as_gymnasium_from_the_same_states(task):
     batch = envpool_backend.EnvpoolBatchEnv(
-        [functools.partial(_seeded, functools.partial(gym.make, task), seed) for seed in (1, 2)])
+        [functools.partial(testing.seeded, functools.partial(gym.make, task), seed)
+         for seed in (1, 2)])
     references = [gym.make(task) for _ in range(2)]
     try:
         assert batch.observation_space == references[0].observation_space
@@ -216,8 +211,8 @@ def test_standard_wrappers_act_on_the_batches_as_on_single_environments(task):
 
     single = wrapped()
     raw = envpool_backend.EnvpoolBatchEnv(
-        [functools.partial(_seeded, functools.partial(gym.make, task), 3)] * 2)
-    batch = envpool_backend.EnvpoolBatchEnv([functools.partial(_seeded, wrapped, 3)] * 2)
+        [functools.partial(testing.seeded, functools.partial(gym.make, task), 3)] * 2)
+    batch = envpool_backend.EnvpoolBatchEnv([functools.partial(testing.seeded, wrapped, 3)] * 2)
     try:
         assert batch.observation_space == single.observation_space
         assert batch.action_space == single.action_space
@@ -246,7 +241,7 @@ def test_standard_wrappers_act_on_the_batches_as_on_single_environments(task):
 
 def test_step_of_some_environments_steps_only_those_in_the_order_given():
     constructors = [
-        functools.partial(_seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
+        functools.partial(testing.seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
         for seed in (1, 2, 3)]
     some = envpool_backend.EnvpoolBatchEnv(constructors)
     every = envpool_backend.EnvpoolBatchEnv(constructors)
@@ -276,6 +271,7 @@ def test_rewards_are_envpools_float32_and_single_environments_are_out_of_reach()
         reward = batch.step(np.zeros((2, 1), np.float32))[1]
         assert reward.dtype == np.float64
         np.testing.assert_array_equal(reward, np.float32(reward))  # Widened float32 values.
+        assert not batch.reaches_environments and batch.render_mode is None
         with pytest.raises(TypeError, match='no access to single environments'):
             batch.call('state')
     finally:
@@ -284,7 +280,7 @@ def test_rewards_are_envpools_float32_and_single_environments_are_out_of_reach()
 
 def test_seeds_of_the_constructors_seed_the_pool():
     def pendulum(seed):
-        return functools.partial(_seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
+        return functools.partial(testing.seeded, functools.partial(gym.make, 'Pendulum-v1'), seed)
 
     first = envpool_backend.EnvpoolBatchEnv([pendulum(5)] * 2)
     second = envpool_backend.EnvpoolBatchEnv([pendulum(5)] * 2)
@@ -318,7 +314,7 @@ def test_unseeded_environments_start_apart_and_without_envpool_time_limit():
     def unlimited():
         return gym.make('Pendulum-v1').unwrapped
 
-    constructors = [functools.partial(_seeded, unlimited, 5), unlimited]
+    constructors = [functools.partial(testing.seeded, unlimited, 5), unlimited]
     first = envpool_backend.EnvpoolBatchEnv(constructors)
     second = envpool_backend.EnvpoolBatchEnv(constructors)
     try:

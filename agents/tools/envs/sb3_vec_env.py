@@ -131,9 +131,14 @@ class SB3VecEnv(VecEnv):
     def get_attr(self, attr_name, indices=None):
         """List of an attribute of the environments at `indices`, through their wrappers.
 
+        On a backend that does not reach single environments (envpool), the
+        batch's attribute, which all its environments share.
+
         Raises:
           AttributeError: If an environment has no such attribute.
         """
+        if not self._batch.reaches_environments:
+            return [getattr(self._batch, attr_name)] * len(self._get_indices(indices))
         try:
             return self._apply(access.get_attribute, attr_name, indices=indices)
         except errors.WorkerError as error:

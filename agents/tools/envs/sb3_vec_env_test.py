@@ -25,20 +25,16 @@ def make_sb3_vec_env(build_on_backend):
     return functools.partial(build_on_backend, sb3_vec_env.SB3VecEnv)
 
 
-@pytest.mark.parametrize('task', list(testing.SHORT_TASKS))
-def test_bit_identical_to_dummy_vec_env_across_episode_ends(make_sb3_vec_env, task):
-    env_fns = [testing.SHORT_TASKS[task]] * 3
-    ours, dummy = make_sb3_vec_env(env_fns), DummyVecEnv(env_fns)
+def run_beside(ours, dummy, steps, task):
+    """Reset both, step them with the same actions and check that they return the same."""
     assert ours.num_envs == dummy.num_envs == 3
     assert ours.observation_space == dummy.observation_space
     assert ours.action_space == dummy.action_space
-    assert ours.render_mode == dummy.render_mode and ours.metadata == dummy.metadata
-    assert ours.seed(5) == dummy.seed(5)
     testing.assert_identical(ours.reset(), dummy.reset())
     testing.assert_identical(ours.reset_infos, dummy.reset_infos)
     dummy.action_space.seed(0)
     dones = truncations = 0
-    for step in range(40):
+    for step in range(steps):
         actions = np.stack([dummy.action_space.sample() for _ in range(3)])
         expected = dummy.step(actions)
         testing.assert_identical(ours.step(actions), expected, f'step {step}')
@@ -46,7 +42,31 @@ def test_bit_identical_to_dummy_vec_env_across_episode_ends(make_sb3_vec_env, ta
         dones += expected[2].sum()
         truncations += sum(info['TimeLimit.truncated'] for info in expected[3])
     assert truncations >= 2 and (dones > truncations or task == 'Pendulum-v1')
+
+
+@pytest.mark.parametrize('task', list(testing.SHORT_TASKS))
+def test_bit_identical_to_dummy_vec_env_across_episode_ends(make_sb3_vec_env, task):
+    env_fns = [testing.SHORT_TASKS[task]] * 3
+    ours, dummy = make_sb3_vec_env(env_fns), DummyVecEnv(env_fns)
+    assert ours.render_mode == dummy.render_mode and ours.metadata == dummy.metadata
+    assert ours.seed(5) == dummy.seed(5)
+    run_beside(ours, dummy, 40, task)
     dummy.close()
+
+
+@pytest.mark.parametrize('task', list(testing.SHORT_TASKS))
+def test_on_envpool_bit_identical_to_dummy_vec_env_of_its_environments(task):
+    pytest.importorskip('envpool', reason="pip install -e '.[envpool]' to test it.")
+    env_fns = [functools.partial(testing.seeded, testing.SHORT_TASKS[task], seed)
+               for seed in (10, 11, 12)]
+    ours = sb3_vec_env.SB3VecEnv(env_fns, backend='envpool')
+    dummy = DummyVecEnv([functools.partial(testing.OwnPoolEnv, env_fn, index)
+                         for index, env_fn in enumerate(env_fns)])
+    try:
+        run_beside(ours, dummy, 40, task)
+    finally:
+        ours.close()
+        dummy.close()
 
 
 def test_seeds_and_options_apply_at_the_next_reset(make_sb3_vec_env):

@@ -169,6 +169,55 @@ class NestedEnv(gymnasium.Env):
         return self.observation_space.sample()
 
 
+def seeded(constructor, seed):
+    """An environment of the constructor, reset with the seed (which seeds an envpool)."""
+    env = constructor()
+    env.reset(seed=seed)
+    return env
+
+
+class OwnPoolEnv(gymnasium.Env):
+    """Environment `index` of an envpool backend, alone in a pool of its own, as one environment.
+
+    The envpool backend seeds each environment with its constructor's seed, so
+    a pool of one environment built from that constructor steps exactly as
+    the environment does in the larger pool. Gymnasium's `SyncVectorEnv` and
+    SB3's `DummyVecEnv` of these are references for the faces on envpool,
+    whose initial states differ from Gymnasium's own tasks'. envpool's
+    `env_id` info is `index`, as in the larger pool.
+    """
+
+    def __init__(self, constructor, index):
+        """Start the pool of one environment.
+
+        Args:
+          constructor: Zero-argument callable of a task envpool ships, seeded.
+          index: The environment's index in the larger pool.
+        """
+        from agents.tools.envs import envpool  # pylint: disable=import-outside-toplevel
+        self._batch = envpool.EnvpoolBatchEnv([constructor])
+        self._index = index
+        self.observation_space = self._batch.observation_space
+        self.action_space = self._batch.action_space
+
+    def reset(self, *, seed=None, options=None):
+        del seed, options  # The envpool backend takes neither.
+        observ, infos = self._batch.reset([0])
+        return observ[0], self._info(infos[0])
+
+    def step(self, action):
+        observ, reward, terminated, truncated, infos = self._batch.step(
+            np.asarray(action)[None])
+        return (observ[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]),
+                self._info(infos[0]))
+
+    def close(self):
+        self._batch.close()
+
+    def _info(self, info):
+        return dict(info, env_id=np.int32(self._index))
+
+
 def assert_identical(actual, expected, path='value'):
     """Assert that two results are bit-identical, as far down as they nest.
 

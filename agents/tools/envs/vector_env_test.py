@@ -20,13 +20,13 @@ def make_vector_env(build_on_backend):
 
 
 def run_beside(ours, sync, steps, seed=0):
-    """Step both with the same actions and check that they return the same.
+    """Reset both with the seed, step them with the same actions, check they return the same.
 
     Returns:
       Numbers of terminations and truncations seen.
     """
     testing.assert_identical(ours.reset(seed=seed), sync.reset(seed=seed))
-    sync.action_space.seed(seed)
+    sync.action_space.seed(0 if seed is None else seed)
     terminations = truncations = 0
     for step in range(steps):
         actions = sync.action_space.sample()
@@ -64,6 +64,27 @@ def test_bit_identical_to_sync_vector_env_across_episode_ends(make_vector_env, t
         actions = sync.action_space.sample()
         testing.assert_identical(ours.step(actions), sync.step(actions), f'step {step}')
     sync.close()
+
+
+@pytest.mark.parametrize('task, mode', [
+    *((task, AutoresetMode.NEXT_STEP) for task in testing.SHORT_TASKS),
+    ('CartPole-v1', AutoresetMode.SAME_STEP)])
+def test_on_envpool_bit_identical_to_sync_vector_env_of_its_environments(task, mode):
+    pytest.importorskip('envpool', reason="pip install -e '.[envpool]' to test it.")
+    env_fns = [functools.partial(testing.seeded, testing.SHORT_TASKS[task], seed)
+               for seed in (10, 11, 12)]
+    ours = vector_env.VectorEnv(env_fns, backend='envpool', autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(
+        [functools.partial(testing.OwnPoolEnv, env_fn, index)
+         for index, env_fn in enumerate(env_fns)], autoreset_mode=mode)
+    try:
+        assert ours.observation_space == sync.observation_space
+        assert ours.action_space == sync.action_space
+        terminations, truncations = run_beside(ours, sync, steps=100, seed=None)
+        assert truncations >= 2 and (terminations >= 1 or task == 'Pendulum-v1')
+    finally:
+        ours.close()
+        sync.close()
 
 
 @pytest.mark.parametrize('mode', list(AutoresetMode))
