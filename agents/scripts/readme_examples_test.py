@@ -1,11 +1,12 @@
-"""The README's configuration examples run as written.
+"""The README's configuration and PyTorch/SB3 examples run as written.
 
-Python blocks whose first line names a file (`# my_configs.py`) are written to
-that file in a fresh directory and imported; other Python blocks are run
-there. Each `python -m agents.scripts.train` command of the shell blocks is
-run there until training has started, and then interrupted as with Ctrl-C,
-which must end it with one line of explanation. Other lines of shell blocks
-show output.
+In the configuration section, Python blocks whose first line names a file
+(`# my_configs.py`) are written to that file in a fresh directory and
+imported; other Python blocks are run there. Each `python -m
+agents.scripts.train` command of the shell blocks is run there until
+training has started, and then interrupted as with Ctrl-C, which must end it
+with one line of explanation. Other lines of shell blocks show output. The
+Python blocks of the section on PyTorch and Stable-Baselines3 are run as well.
 """
 
 import os
@@ -18,6 +19,7 @@ from agents.scripts import train_test
 
 README = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
 SECTION = '## Configurations'
+FACES_SECTION = '## Using the environments from PyTorch and Stable-Baselines3'
 
 
 def code_blocks(markdown, section):
@@ -36,9 +38,9 @@ def code_blocks(markdown, section):
     return blocks
 
 
-def _examples():
+def _examples(section=SECTION):
     with open(README) as file_:
-        return code_blocks(file_.read(), SECTION)
+        return code_blocks(file_.read(), section)
 
 
 def test_the_section_has_examples_of_languages_the_test_runs():
@@ -74,6 +76,14 @@ def test_examples_run_as_written(tmp_path):
         argv = shlex.split(command)
         assert argv[:3] == ['python', '-m', 'agents.scripts.train'], command
         _start_and_interrupt([sys.executable] + argv[1:], tmp_path, environ)
+
+
+def test_pytorch_and_sb3_examples_run_as_written(tmp_path):
+    environ = dict(os.environ, PYTHONPATH=os.getcwd())
+    codes = [code for language, code in _examples(FACES_SECTION) if language == 'python']
+    assert len(codes) >= 2
+    for code in codes:
+        _run([sys.executable, '-c', code], tmp_path, environ)
 
 
 def _run(argv, directory, environ):
