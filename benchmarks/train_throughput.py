@@ -1,16 +1,18 @@
 r"""Environment steps per second of the full training loop, against SB3 PPO.
 
 Measures the training phase of BatchPPO on Pendulum-v1 (simulate plus the PPO
-updates) with each environment backend, and, when stable-baselines3 is
+updates, run by `tools.Loop` as `train.py` runs it) with each environment
+backend, with one step of every environment per `session.run` and with
+`steps_per_run` steps (the config's default), and, when stable-baselines3 is
 installed (`pip install -e '.[bench]' torch==2.13.0 stable-baselines3`), SB3's
-PPO on the same task with the same number of environments, the same 200-100
-policy and value networks, and the same optimization per sample as the
-`pendulum` config: an update every 200 steps per environment, with
-`update_epochs` epochs in minibatches of `batch_size * chunk_length` samples.
-The collection rows run the policy without learning, to show where the time
-goes. Prints a markdown table with the ratio of each row to SB3.
+PPO on the same task with the same number of environments and the optimization
+of the `pendulum` config: an update after every `rollout_length` steps of
+each environment, `update_epochs` epochs in minibatches of `minibatch_size`
+samples, networks of `policy_layers` and `value_layers`. The collection rows
+run the policy without learning, to show where the time goes. Prints a
+markdown table with the ratio of each row to SB3.
 
-    python benchmarks/train_throughput.py [--num_envs 30] [--updates 4]
+    python benchmarks/train_throughput.py [--num_envs 30] [--updates 4] [--steps_per_run 1,16]
 """
 
 import argparse
@@ -19,42 +21,41 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from agents import tools
 from agents.scripts import environments
 from agents.scripts import utility
 
 
 def pendulum_config(num_envs):
-    """The pendulum config with `num_envs` environments and one update per episode."""
+    """The pendulum config with `num_envs` environments."""
     config = utility.make_config('pendulum')
     with config.unlocked():
         config.num_agents = num_envs
-        config.update_every = num_envs
     return config
 
 
-def measure_batchppo(num_envs, updates, backend, is_training=True):
+def measure_batchppo(num_envs, updates, backend, steps_per_run, is_training=True):
     """Env steps per second of the training phase, after one warm-up update."""
     config = pendulum_config(num_envs)
+    steps_per_update = config.rollout_length * num_envs
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, num_envs), backend)
-        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-        feed = {
-            graph.is_training: is_training, graph.should_log: False,
-            graph.force_reset: False}
-        steps_per_update = config.max_length
         try:
+            loop = tools.Loop(None)
+            graph = utility.define_simulation_graph(batch_env, config.algorithm, config, loop)
+            loop.add_phase(
+                'train', graph.done, graph.score, graph.summary, steps=steps_per_update,
+                feed={graph.is_training: is_training}, steps_per_run=steps_per_run)
             with tf.compat.v1.Session() as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
-                for _ in range(steps_per_update):
-                    sess.run(graph.done, feed)
+                list(loop.run(sess, None, steps_per_update))
                 start = time.perf_counter()
-                for _ in range(updates * steps_per_update):
-                    sess.run(graph.done, feed)
+                list(loop.run(sess, None, (1 + updates) * steps_per_update))
                 duration = time.perf_counter() - start
         finally:
             batch_env.close()
-    return updates * steps_per_update * num_envs / duration
+    return updates * steps_per_update / duration
 
 
 def measure_sb3(num_envs, updates):
@@ -65,48 +66,57 @@ def measure_sb3(num_envs, updates):
     except ImportError:
         return None
     config = pendulum_config(num_envs)
-    steps_per_update = config.max_length
+    steps_per_update = config.rollout_length * num_envs
     model = stable_baselines3.PPO(
         'MlpPolicy', env_util.make_vec_env('Pendulum-v1', n_envs=num_envs),
-        n_steps=steps_per_update, batch_size=config.batch_size * config.chunk_length,
-        n_epochs=config.update_epochs, device='cpu',
-        policy_kwargs=dict(net_arch=dict(pi=[200, 100], vf=[200, 100])), verbose=0)
-    model.learn(total_timesteps=steps_per_update * num_envs)  # Warm-up update.
-    samples = updates * steps_per_update * num_envs
+        n_steps=config.rollout_length, batch_size=config.minibatch_size,
+        n_epochs=config.update_epochs, learning_rate=config.learning_rate,
+        gamma=config.discount, gae_lambda=config.gae_lambda, clip_range=config.clip_ratio,
+        max_grad_norm=config.max_gradient_norm, device='cpu',
+        policy_kwargs=dict(net_arch=dict(
+            pi=list(config.policy_layers), vf=list(config.value_layers))), verbose=0)
+    model.learn(total_timesteps=steps_per_update)  # Warm-up update.
+    samples = updates * steps_per_update
     start = time.perf_counter()
     model.learn(total_timesteps=samples, reset_num_timesteps=False)
     return samples / (time.perf_counter() - start)
 
 
 def main():
-    """Run the benchmark as the command line asks and write its results."""
+    """Run the benchmark as the command line asks and print its results."""
+    default_steps_per_run = pendulum_config(1).steps_per_run
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--num_envs', type=int, default=30)
     parser.add_argument('--updates', type=int, default=4)
     parser.add_argument('--backends', default='inprocess,parallel,process')
+    parser.add_argument('--steps_per_run', default=f'1,{default_steps_per_run}')
     args = parser.parse_args()
+    backends = args.backends.split(',')
+    counts = [int(each) for each in args.steps_per_run.split(',')]
     rows = []
     sb3 = measure_sb3(args.num_envs, args.updates)
-    for backend in args.backends.split(','):
-        rows.append((f'BatchPPO, {backend} backend', measure_batchppo(
-            args.num_envs, args.updates, backend)))
-    for backend in args.backends.split(','):
-        rows.append((f'BatchPPO collection only (no updates), {backend} backend',
-                     measure_batchppo(args.num_envs, args.updates, backend, False)))
+    for is_training, kind in ((True, 'BatchPPO'), (False, 'BatchPPO collection only')):
+        for backend in backends:
+            for count in counts:
+                rows.append((kind, backend, count, measure_batchppo(
+                    args.num_envs, args.updates, backend, count, is_training)))
     if sb3 is not None:
-        rows.append(('stable-baselines3 PPO (DummyVecEnv)', sb3))
-    print(f'\nPendulum-v1, {args.num_envs} envs, 200-100 networks, training phase '
-          f'({args.updates} updates of {200 * args.num_envs} steps)\n')
-    print('| trainer | env steps/s | ratio to SB3 |')
-    print('|---|---:|---:|')
-    for name, rate in rows:
+        rows.append(('stable-baselines3 PPO (DummyVecEnv)', '', '', sb3))
+    config = pendulum_config(args.num_envs)
+    print(f'\nPendulum-v1, {args.num_envs} envs, the pendulum config ('
+          f'{"-".join(map(str, config.policy_layers))} networks), training phase '
+          f'({args.updates} updates of {config.rollout_length * args.num_envs} steps)\n')
+    print('| trainer | backend | steps per run | env steps/s | ratio to SB3 |')
+    print('|---|---|---:|---:|---:|')
+    for name, backend, count, rate in rows:
         ratio = f'{rate / sb3:.2f}x' if sb3 else 'n/a'
-        print(f'| {name} | {rate:,.0f} | {ratio} |')
+        print(f'| {name} | {backend} | {count} | {rate:,.0f} | {ratio} |')
     if sb3 is None:
         print('\nstable-baselines3 is not installed: pip install torch==2.13.0 stable-baselines3')
     print(f'\nCommand: python benchmarks/train_throughput.py --num_envs {args.num_envs} '
-          f'--updates {args.updates} --backends {args.backends}')
-    return np.array([rate for _, rate in rows])
+          f'--updates {args.updates} --backends {args.backends} '
+          f'--steps_per_run {args.steps_per_run}')
+    return np.array([rate for *_, rate in rows])
 
 
 if __name__ == '__main__':

@@ -36,6 +36,9 @@ class RunConfig:
     eval_every: int = key(
         10000, 'Training steps between evaluations, rounded to whole rounds of collection.',
         at_least=1)
+    steps_per_run: int = key(
+        16, 'Steps of every environment per session.run, looped in the graph: fewer calls '
+        'from Python, same results.', at_least=1)
     seed: int | None = key(
         0, 'Environment i is seeded with 1000 * seed + i and the graph seed is set; None for '
         'unseeded.', at_least=0)

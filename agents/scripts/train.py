@@ -41,26 +41,22 @@ utility = lazy_import.module('agents.scripts.utility')
 graph_errors = lazy_import.module('agents.tools.graph_errors')
 
 
-def _define_loop(graph, logdir, config):
-    """Create the loop of a training phase followed by an evaluation phase.
+def _add_phases(loop, graph, config):
+    """Add a training phase followed by an evaluation phase to the loop.
 
     Args:
-      graph: The simulation graph from `utility.define_simulation_graph`.
-      logdir: Directory for checkpoints and summaries.
-      config: Configuration with `eval_every` and `eval_episodes`.
-
-    Returns:
-      Loop object.
+      loop: Loop without phases.
+      graph: The simulation graph from `utility.define_simulation_graph` for the loop.
+      config: Configuration with `eval_every`, `eval_episodes` and `steps_per_run`.
     """
-    loop = tools.Loop(logdir, graph.step, graph.should_log, graph.force_reset)
     train_steps = eval_interval(config)
     loop.add_phase(
         'train', graph.done, graph.score, graph.summary, steps=train_steps,
-        log_every=max(train_steps // 2, 1), feed={graph.is_training: True})
+        log_every=max(train_steps // 2, 1), feed={graph.is_training: True},
+        steps_per_run=config.steps_per_run)
     loop.add_phase(
         'eval', graph.done, graph.score, graph.summary, episodes=config.eval_episodes,
-        feed={graph.is_training: False})
-    return loop
+        feed={graph.is_training: False}, steps_per_run=config.steps_per_run)
 
 
 def eval_interval(config):
@@ -114,8 +110,9 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
             environments.environment_constructors(config, config.num_agents), env_backend,
             timeout=config.env_timeout, **(backend_options or {}))
         try:
-            graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-            loop = _define_loop(graph, logdir, config)
+            loop = tools.Loop(logdir)
+            graph = utility.define_simulation_graph(batch_env, config.algorithm, config, loop)
+            _add_phases(loop, graph, config)
             # Environment, episode and memory variables are not stored: the
             # environments' Python state is not checkpointed, so a resumed run
             # starts new episodes.

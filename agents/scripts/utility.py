@@ -201,7 +201,7 @@ def define_batch_env(constructors, backend='parallel', **backend_options):
             tools.envs.make_batch_env(backend, constructors, **backend_options))
 
 
-def define_simulation_graph(batch_env, algorithm, config):
+def define_simulation_graph(batch_env, algorithm, config, loop=None):
     """Define the algorithm and the simulation operation of the training graph.
 
     Args:
@@ -209,6 +209,9 @@ def define_simulation_graph(batch_env, algorithm, config):
       algorithm: Algorithm class, constructed as
         `algorithm(batch_env, step, is_training, should_log, config)`.
       config: Configuration; its `seed`, if set, becomes the graph seed.
+      loop: `tools.Loop` whose phases run the operation, which then makes the
+        loop's `run_steps` steps per run and advances its global step after
+        each; one step per run, leaving the global step, if None.
 
     Returns:
       AttrDict of the tensors the training loop needs: step, is_training,
@@ -216,12 +219,18 @@ def define_simulation_graph(batch_env, algorithm, config):
     """
     if config.get('seed') is not None:
         tf.compat.v1.set_random_seed(config.seed)
-    step = tf.compat.v1.train.get_or_create_global_step()
     is_training = tf.compat.v1.placeholder(tf.bool, (), name='is_training')
-    should_log = tf.compat.v1.placeholder(tf.bool, (), name='should_log')
-    force_reset = tf.compat.v1.placeholder(tf.bool, (), name='force_reset')
+    if loop:
+        step, should_log, force_reset = loop.step, loop.log, loop.reset
+        steps, after_step = loop.run_steps, loop.advance_step
+    else:
+        step = tf.compat.v1.train.get_or_create_global_step()
+        should_log = tf.compat.v1.placeholder(tf.bool, (), name='should_log')
+        force_reset = tf.compat.v1.placeholder(tf.bool, (), name='force_reset')
+        steps = after_step = None
     algo = algorithm(batch_env, step, is_training, should_log, config)
-    done, score, summary = tools.simulate(batch_env, algo, should_log, force_reset)
+    done, score, summary = tools.simulate(
+        batch_env, algo, should_log, force_reset, steps, after_step)
     logging.info('Graph contains %d trainable variables.', tools.count_weights())
     return tools.AttrDict(
         step=step, is_training=is_training, should_log=should_log,

@@ -1,5 +1,8 @@
 """Tests for saving and loading configurations and creating environments."""
 
+import glob
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -142,3 +145,46 @@ def test_every_environment_backend_has_a_flag_value():
 def test_unknown_backend_is_refused():
     with pytest.raises(utility.ConfigError, match='backend'):
         utility.define_batch_env([], 'threads')
+
+
+def _train_in_loop(logdir, steps_per_run, rollout_length):
+    """Train a tiny PPO for three updates in a loop; its results, summaries and variables."""
+    config = utility.make_config('pendulum')
+    with config.unlocked():
+        config.update(
+            num_agents=4, max_length=50, steps=600, update_every=4, update_epochs=2,
+            minibatch_size=50, policy_layers=(16,), value_layers=(16,),
+            rollout_length=rollout_length, learning_rate_schedule='linear')
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            environments.environment_constructors(config, config.num_agents), 'inprocess')
+        loop = tools.Loop(logdir)
+        graph = utility.define_simulation_graph(batch_env, config.algorithm, config, loop)
+        loop.add_phase(
+            'train', graph.done, graph.score, graph.summary, steps=200, log_every=60,
+            feed={graph.is_training: True}, steps_per_run=steps_per_run)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            results = [(each.step, each.score, each.episodes)
+                       for each in loop.run(sess, None, config.steps)]
+            variables = sess.run(tf.compat.v1.global_variables())
+        loop.close()
+        batch_env.close()
+    (events,) = glob.glob(os.path.join(logdir, 'train', 'events.out.tfevents.*'))
+    summaries = [
+        (event.step, value.tag, value.simple_value)
+        for event in tf.compat.v1.train.summary_iterator(events)
+        for value in event.summary.value if value.HasField('simple_value')]
+    return results, summaries, variables
+
+
+@pytest.mark.parametrize('rollout_length', [None, 25])
+def test_runs_of_several_steps_train_exactly_like_single_steps(tmp_path, rollout_length):
+    results, summaries, variables = _train_in_loop(str(tmp_path / 'one'), 1, rollout_length)
+    results_k, summaries_k, variables_k = _train_in_loop(
+        str(tmp_path / 'seven'), 7, rollout_length)
+    assert [step for step, _, _ in results] == [200, 400, 600]
+    assert results_k == results
+    assert summaries and summaries_k == summaries
+    for variable, variable_k in zip(variables, variables_k, strict=True):
+        np.testing.assert_array_equal(variable_k, variable)

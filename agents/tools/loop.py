@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 _Phase = collections.namedtuple(
-    'Phase', 'name, writer, op, batch_size, steps, episodes, feed, log_every')
+    'Phase', 'name, writer, op, batch_size, steps, episodes, feed, log_every, steps_per_run')
 
 PhaseResult = collections.namedtuple(
     'PhaseResult', 'phase, step, score, score_std, length, episodes, env_steps, seconds')
@@ -35,10 +35,19 @@ class Loop:
     either a number of environment steps, which the global step counts
     (training), or a number of complete episodes, which it does not count
     (evaluation). So the global step is the number of environment steps the
-    agent trained on: one run of a step phase's operation over a batch of
-    eight environments advances it by eight. Summaries, reports and
-    checkpoint names all use it. The global step is a variable in the graph, so
-    a run restored from a checkpoint continues where it stopped.
+    agent trained on: a step of a step phase over a batch of eight
+    environments advances it by eight. Summaries, reports and checkpoint names
+    all use it. The global step is a variable in the graph, so a run restored
+    from a checkpoint continues where it stopped.
+
+    One `session.run` of a phase's operation makes several steps, as many as
+    the loop feeds to `run_steps`, and the operation advances the global step
+    after each of them with `advance_step()`, so an algorithm reading the global
+    step sees it change step by step: build the operation with
+    `simulate(..., steps=loop.run_steps, after_step=loop.advance_step)`. A step
+    phase's runs never step past its end or past the budget, and a run that
+    writes summaries starts with the step that logs, so the results and the
+    summaries are those of single steps.
 
     An episode phase resets every environment and keeps the first episode of
     each, as many rounds as it takes to finish its episodes. Taking the first
@@ -63,6 +72,9 @@ class Loop:
         self._step = step
         self._log = tf.compat.v1.placeholder(tf.bool, (), 'log') if log is None else log
         self._reset = tf.compat.v1.placeholder(tf.bool, (), 'reset') if reset is None else reset
+        self._run_steps = tf.compat.v1.placeholder(tf.int32, (), 'run_steps')
+        # What each step adds to the global step: the batch size in step phases, else zero.
+        self._step_increment = tf.compat.v1.placeholder(self._step.dtype, (), 'step_increment')
         self._phases = []
 
     @property
@@ -80,15 +92,36 @@ class Loop:
         """Boolean tensor that is true where all environments must start anew."""
         return self._reset
 
+    @property
+    def run_steps(self):
+        """Int32 scalar tensor: the number of steps a phase operation makes in one run."""
+        return self._run_steps
+
+    def advance_step(self):
+        """Build the operation a phase's operation runs after each step.
+
+        It advances the global step by the batch size in step phases, and
+        leaves it in episode phases. Pass it as `simulate`'s `after_step`.
+
+        Returns:
+          The global step after the step.
+        """
+        return self._step.assign_add(self._step_increment)
+
     def add_phase(self, name, done, score, summary, steps=None, episodes=None,
-                  log_every=None, feed=None):
+                  log_every=None, feed=None, steps_per_run=1):
         """Add a phase to the loop; give it either `steps` or `episodes`.
+
+        The tensors are the outputs of an operation that makes `run_steps`
+        steps and calls `advance_step()` after each, see `simulate`.
 
         Args:
           name: Name of the phase, used for logging and the summary subfolder.
-          done: Boolean tensor [batch] telling which episodes ended this step.
-          score: Float tensor [batch] of the current episode scores.
-          summary: Summary string tensor of the step.
+          done: Boolean tensor [steps, batch] telling which episodes ended at
+            each step of the run.
+          score: Float tensor [steps, batch] of the current episode scores after
+            each step.
+          summary: Summary string tensor of the first step of the run.
           steps: The phase runs until the global step reaches the next multiple
             of this; its steps advance the global step.
           episodes: The phase runs this many complete episodes; its steps do not
@@ -96,10 +129,12 @@ class Loop:
           log_every: Write the step's summaries every this many steps of a step
             phase; never if None. Episode phases write their score once.
           feed: Feed dict for the phase's operation.
+          steps_per_run: Most steps to make in one run. Episode phases may step
+            past the episodes they need, which is harmless.
 
         Raises:
-          ValueError: If a phase of that name exists, or the phase has not
-            exactly one positive length.
+          ValueError: If a phase of that name exists, the phase has not exactly
+            one positive length, or `steps_per_run` is not positive.
         """
         if name in [phase.name for phase in self._phases]:
             raise ValueError(f'The loop already has a phase named {name!r}.')
@@ -107,22 +142,26 @@ class Loop:
             raise ValueError(
                 f'Phase {name!r} needs either a positive number of steps or of episodes, got '
                 f'steps={steps}, episodes={episodes}.')
+        if int(steps_per_run) <= 0:
+            raise ValueError(
+                f'Phase {name!r} needs a positive steps_per_run, got {steps_per_run}.')
         done = tf.convert_to_tensor(done, tf.bool)
         score = tf.convert_to_tensor(score, tf.float32)
         summary = tf.convert_to_tensor(summary, tf.string)
-        if done.shape.ndims not in (0, 1) or done.shape.ndims != score.shape.ndims:
-            raise ValueError('The done and score tensors must be scalars or vectors alike.')
+        if done.shape.ndims not in (1, 2) or done.shape.ndims != score.shape.ndims:
+            raise ValueError(
+                'The done and score tensors must be [steps] or [steps, batch] alike.')
         writer = None
         if self._logdir:
             writer = tf.compat.v1.summary.FileWriter(
                 os.path.join(self._logdir, name), tf.compat.v1.get_default_graph(),
                 flush_secs=60)
-        batch_size = 1 if score.shape.ndims == 0 else int(score.shape[0])
+        batch_size = 1 if score.shape.ndims == 1 else int(score.shape[1])
         with tf.name_scope(f'loop_{name}'):
-            op = self._define_step(done, score, summary, batch_size if steps else 0)
+            op = self._define_step(done, score, summary)
         self._phases.append(_Phase(
             name, writer, op, batch_size, steps and int(steps), episodes and int(episodes),
-            dict(feed or {}), log_every))
+            dict(feed or {}), log_every, int(steps_per_run)))
 
     def run(self, sess, checkpoints, max_step=None):
         """Run cycles of all phases until the global step reaches `max_step`.
@@ -146,9 +185,9 @@ class Loop:
         while max_step is None or global_step < max_step:
             for phase in self._phases:
                 if phase.steps:
-                    result = self._run_steps(sess, phase, global_step, max_step, checkpoints)
+                    result = self._run_step_phase(sess, phase, global_step, max_step, checkpoints)
                 else:
-                    result = self._run_episodes(sess, phase, global_step)
+                    result = self._run_episode_phase(sess, phase, global_step)
                 global_step = result.step
                 logging.info(
                     'Step %d, phase %s: %s, %.0f env steps/s.', global_step, phase.name,
@@ -178,10 +217,11 @@ class Loop:
         """
         return checkpoints.save(sess, int(sess.run(self._step)))
 
-    def _run_steps(self, sess, phase, global_step, max_step, checkpoints):
+    def _run_step_phase(self, sess, phase, global_step, max_step, checkpoints):
         """Run a step phase up to the next multiple of its steps, or to `max_step`.
 
-        Stores a checkpoint whenever `checkpoints` is due by wall time.
+        Stores a checkpoint whenever `checkpoints` is due by wall time, checked
+        after each run.
         """
         start_time, start_step = time.time(), global_step
         target = (global_step // phase.steps + 1) * phase.steps
@@ -190,24 +230,47 @@ class Loop:
         scores = []
         is_first = True
         while global_step < target:
-            should_log = bool(phase.writer and phase.log_every) and (
-                global_step // phase.log_every !=
-                (global_step + phase.batch_size) // phase.log_every)
-            feed = dict(phase.feed)
-            feed.update({self._reset: is_first, self._log: should_log})
-            summary, done, score, global_step = sess.run(phase.op, feed)
-            global_step = int(global_step)
-            scores.extend(np.atleast_1d(score)[np.atleast_1d(done)])
+            should_log = _logs(phase, global_step)
+            count = 1
+            # A run ends before the next step that logs, which starts a run of its own.
+            while (count < phase.steps_per_run and
+                   global_step + count * phase.batch_size < target and
+                   not _logs(phase, global_step + count * phase.batch_size)):
+                count += 1
+            summary, done, score, new_step = self._run(
+                sess, phase, count, reset=is_first, log=should_log)
+            _check_step(phase, global_step + count * phase.batch_size, new_step)
+            scores.extend(score[done])
             if summary and should_log:
-                phase.writer.add_summary(summary, global_step)
+                phase.writer.add_summary(summary, global_step + phase.batch_size)
+            global_step = new_step
             if checkpoints and checkpoints.due():
                 self.store_checkpoint(sess, checkpoints)
             is_first = False
         return _result(
             phase.name, global_step, scores, [], global_step - start_step, start_time)
 
-    def _run_episodes(self, sess, phase, global_step):
-        """Run the first episode of every environment, in rounds, until enough finished."""
+    def _run(self, sess, phase, count, reset, log):
+        """Run `count` steps of the phase's operation.
+
+        Returns:
+          Tuple of the summary, the done flags and scores [count, batch], and the
+          global step after the run.
+        """
+        feed = dict(phase.feed)
+        feed.update({
+            self._run_steps: count, self._reset: reset, self._log: log,
+            self._step_increment: phase.batch_size if phase.steps else 0})
+        summary, done, score, global_step = sess.run(phase.op, feed)
+        done = np.reshape(done, (count, phase.batch_size))
+        score = np.reshape(score, (count, phase.batch_size))
+        return summary, done, score, int(global_step)
+
+    def _run_episode_phase(self, sess, phase, global_step):
+        """Run the first episode of every environment, in rounds, until enough finished.
+
+        The steps of a run after the needed episodes finished are made but not used.
+        """
         start_time, env_steps = time.time(), 0
         scores, lengths = [], []
         while len(scores) < phase.episodes:
@@ -217,15 +280,17 @@ class Loop:
             round_lengths = np.zeros(phase.batch_size, int)
             is_first = True
             while not finished[:needed].all():
-                feed = dict(phase.feed)
-                feed.update({self._reset: is_first, self._log: False})
-                _, done, score, _ = sess.run(phase.op, feed)
-                done, score = np.atleast_1d(done), np.atleast_1d(score)
-                round_lengths[~finished] += 1
-                newly_done = done & ~finished
-                round_scores[newly_done] = score[newly_done]
-                finished |= done
-                env_steps += phase.batch_size
+                _, dones, step_scores, new_step = self._run(
+                    sess, phase, phase.steps_per_run, reset=is_first, log=False)
+                _check_step(phase, global_step, new_step)
+                env_steps += phase.steps_per_run * phase.batch_size
+                for done, score in zip(dones, step_scores):
+                    if finished[:needed].all():
+                        break
+                    round_lengths[~finished] += 1
+                    newly_done = done & ~finished
+                    round_scores[newly_done] = score[newly_done]
+                    finished |= done
                 is_first = False
             scores.extend(round_scores[:needed])
             lengths.extend(round_lengths[:needed])
@@ -235,14 +300,26 @@ class Loop:
             phase.writer.flush()
         return result
 
-    def _define_step(self, done, score, summary, steps_counted):
-        """Build the phase's operation: run the step and advance the global step."""
+    def _define_step(self, done, score, summary):
+        """Build the phase's operation: run the steps and read the global step after them."""
         with tf.control_dependencies([done, score, summary]):
-            if steps_counted:
-                step = self._step.assign_add(tf.cast(steps_counted, self._step.dtype))
-            else:
-                step = tf.identity(self._step.read_value())
+            step = tf.identity(self._step.read_value())
             return tf.identity(summary), tf.identity(done), tf.identity(score), step
+
+
+def _logs(phase, global_step):
+    """Whether the step of a step phase from `global_step` crosses a multiple of `log_every`."""
+    return bool(phase.writer and phase.log_every) and (
+        global_step // phase.log_every != (global_step + phase.batch_size) // phase.log_every)
+
+
+def _check_step(phase, expected, global_step):
+    """Raise if a run of the phase's operation did not leave the global step as expected."""
+    if global_step != expected:
+        raise RuntimeError(
+            f'The operation of phase {phase.name!r} left the global step at {global_step} '
+            f'instead of {expected}: build it with simulate(..., steps=loop.run_steps, '
+            f'after_step=loop.advance_step).')
 
 
 def _result(name, step, scores, lengths, env_steps, start_time):

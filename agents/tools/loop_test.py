@@ -11,17 +11,20 @@ from agents import tools
 from agents.tools import checkpoints
 
 
-def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2):
+def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2, steps_per_run=1,
+                 log_every=None):
     envs = [tools.MockEnvironment((1,), (1,), duration, duration) for duration in durations]
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     loop = tools.Loop(logdir)
     done, score, summary = tools.simulate(
-        batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset)
+        batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.run_steps,
+        loop.advance_step)
     is_training = tf.compat.v1.placeholder(tf.bool, ())
-    loop.add_phase('train', done, score, summary, steps=train_steps, log_every=train_steps,
-                   feed={is_training: True})
+    loop.add_phase('train', done, score, summary, steps=train_steps,
+                   log_every=log_every or train_steps, feed={is_training: True},
+                   steps_per_run=steps_per_run)
     loop.add_phase('eval', done, score, summary, episodes=eval_episodes,
-                   feed={is_training: False})
+                   feed={is_training: False}, steps_per_run=steps_per_run)
     return loop, envs
 
 
@@ -121,3 +124,61 @@ def test_a_phase_needs_one_positive_length_and_a_new_name():
             loop.add_phase('eval', [True], [1.0], '', steps=1, episodes=1)
         with pytest.raises(ValueError, match='either a positive number'):
             loop.add_phase('eval', [True], [1.0], '', episodes=0)
+
+
+def _phases_and_train_summaries(tmp_path, steps_per_run, **kwargs):
+    logdir = str(tmp_path / f'runs_of_{steps_per_run}')
+    with tf.Graph().as_default():
+        loop, _ = _define_loop(logdir, steps_per_run=steps_per_run, **kwargs)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            results = [
+                (each.phase, each.step, each.score, each.episodes, each.env_steps)
+                for each in loop.run(sess, None, max_step=10)]
+            loop.close()
+    (events,) = glob.glob(os.path.join(logdir, 'train', 'events.out.tfevents.*'))
+    summaries = [
+        (event.step, value.tag) for event in tf.compat.v1.train.summary_iterator(events)
+        for value in event.summary.value]
+    return results, summaries
+
+
+def test_runs_of_several_steps_end_at_the_phase_end_and_log_like_single_steps(tmp_path):
+    # Train phases of 6 steps (3 of both environments) and a budget of 10:
+    # runs of up to 4 steps of both must end at steps 6 and 10, and the steps
+    # that log (those reaching a multiple of 4) must start their runs.
+    single = _phases_and_train_summaries(
+        tmp_path, 1, train_steps=6, log_every=4)
+    several = _phases_and_train_summaries(tmp_path, 4, train_steps=6, log_every=4)
+    assert [(phase, step) for phase, step, *_ in several[0]] == [
+        ('train', 6), ('eval', 6), ('train', 10), ('eval', 10)]
+    assert several[0][::2] == single[0][::2]  # Evaluations may make more steps.
+    assert several[1] == single[1] and [step for step, _ in single[1]] == [4, 4, 8, 8]
+
+
+def test_evaluation_in_runs_of_several_steps_counts_the_first_episode_of_each():
+    with tf.Graph().as_default():
+        loop, _ = _define_loop(None, durations=(1, 5), eval_episodes=3, steps_per_run=4)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            train, evaluation = list(loop.run(sess, None, max_step=4))
+    assert evaluation.episodes == 3
+    np.testing.assert_allclose(evaluation.score, (1 + 5 + 1) / 3)
+    np.testing.assert_allclose(evaluation.length, (1 + 5 + 1) / 3)
+    # Rounds of two runs (5 steps needed) and of one run, of 4 steps of both.
+    assert evaluation.env_steps == 2 * (8 + 4)
+    assert evaluation.step == train.step == 4
+
+
+def test_an_operation_that_does_not_advance_the_global_step_is_an_error():
+    with tf.Graph().as_default():
+        envs = [tools.MockEnvironment((1,), (1,), 2, 2)]
+        batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+        loop = tools.Loop(None)
+        done, score, summary = tools.simulate(
+            batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.run_steps)
+        loop.add_phase('train', done, score, summary, steps=4)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            with pytest.raises(RuntimeError, match='after_step=loop.advance_step'):
+                list(loop.run(sess, None, max_step=4))

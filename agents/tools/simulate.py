@@ -6,7 +6,7 @@ from agents.tools import streaming_mean
 from agents.tools.ordered_cond import ordered_cond
 
 
-def simulate(batch_env, algo, log=True, reset=False):
+def simulate(batch_env, algo, log=True, reset=False, steps=None, after_step=None):
     """Build the operation that steps the environments and the algorithm together.
 
     In order, the operation resets the environments whose episode is done (all
@@ -17,16 +17,28 @@ def simulate(batch_env, algo, log=True, reset=False):
     rewards) and length of the current episode of each environment, and logs the
     mean score and length of finished episodes.
 
+    With `steps`, the operation makes that many such steps in a `tf.while_loop`,
+    so one `session.run` advances the environments and the algorithm by several
+    steps, with the same results as that many runs of single steps. `log` and
+    `reset` then apply to the first of them.
+
     Args:
       batch_env: In-graph batch environment (see `InGraphBatchEnv`).
       algo: Algorithm with `begin_episode`, `perform`, `experience` and
         `end_episode` methods, each returning a summary string tensor.
       log: Boolean tensor telling whether to write summaries.
       reset: Boolean tensor forcing a reset of all environments.
+      steps: Int32 scalar tensor, the number of steps the operation makes, at
+        least one; one step, with unstacked outputs, if None.
+      after_step: Callable building an operation to run after each step and
+        before the next, such as advancing a step counter the algorithm reads;
+        nothing if None.
 
     Returns:
       Tuple of the done flags [batch], the scores of the current episodes
-      [batch], and a summary string tensor.
+      [batch], and a summary string tensor. With `steps`, the done flags and
+      scores after each step, stacked as [steps, batch], and the summary of the
+      first step.
     """
     with tf.name_scope('simulate'):
         log = tf.convert_to_tensor(log, tf.bool)
@@ -65,7 +77,7 @@ def simulate(batch_env, algo, log=True, reset=False):
                 step_summary = tf.compat.v1.summary.merge([perform_summary, experience_summary])
             return step_summary, tf.group(add_score, add_length)
 
-        def summaries():
+        def summaries(log):
             def mean_summary(name, mean):
                 return ordered_cond(
                     log & (mean.count > 0),
@@ -75,27 +87,70 @@ def simulate(batch_env, algo, log=True, reset=False):
                 mean_summary('mean_score', mean_score),
                 mean_summary('mean_length', mean_length)])
 
-        begin_indices = ordered_cond(
-            reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
-        begin_summary = _call_if_any(begin_episode, begin_indices)
-        with tf.control_dependencies([begin_summary]):
-            step_summary, stepped = step()
-        # Ops below depend on the step's state changes explicitly: the summaries
-        # alone need not carry that ordering through the algorithm's branches.
-        with tf.control_dependencies([step_summary, stepped]):
-            end_indices = _true_indices(batch_env.done)
-            end_summary = _call_if_any(algo.end_episode, end_indices)
-        with tf.control_dependencies([end_summary]):
-            submit_score = mean_score.submit(tf.gather(score, end_indices))
-            submit_length = mean_length.submit(
-                tf.cast(tf.gather(length, end_indices), tf.float32))
-        with tf.control_dependencies([submit_score, submit_length]):
-            summary = tf.compat.v1.summary.merge(
-                [summaries(), begin_summary, step_summary, end_summary])
-        with tf.control_dependencies([summary, stepped, submit_score, submit_length]):
-            done = tf.identity(batch_env.done.read_value())
-            score = tf.identity(score.read_value())
-        return done, score, summary
+        def simulate_step(log, reset):
+            begin_indices = ordered_cond(
+                reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
+            begin_summary = _call_if_any(begin_episode, begin_indices)
+            with tf.control_dependencies([begin_summary]):
+                step_summary, stepped = step()
+            # Ops below depend on the step's state changes explicitly: the summaries
+            # alone need not carry that ordering through the algorithm's branches.
+            with tf.control_dependencies([step_summary, stepped]):
+                end_indices = _true_indices(batch_env.done)
+                end_summary = _call_if_any(algo.end_episode, end_indices)
+            with tf.control_dependencies([end_summary]):
+                submit_score = mean_score.submit(tf.gather(score, end_indices))
+                submit_length = mean_length.submit(
+                    tf.cast(tf.gather(length, end_indices), tf.float32))
+            with tf.control_dependencies([submit_score, submit_length]):
+                summary = tf.compat.v1.summary.merge(
+                    [summaries(log), begin_summary, step_summary, end_summary])
+            with tf.control_dependencies([summary, stepped, submit_score, submit_length]):
+                done = tf.identity(batch_env.done.read_value())
+                score_value = tf.identity(score.read_value())
+            return done, score_value, summary
+
+        def step_and_after(log, reset):
+            outputs = simulate_step(log, reset)
+            if after_step is None:
+                return outputs
+            with tf.control_dependencies(outputs):
+                with tf.control_dependencies([after_step()]):
+                    return tuple(tf.identity(output) for output in outputs)
+
+        if steps is None:
+            return step_and_after(log, reset)
+        return _repeat(step_and_after, steps, log, reset, len(batch_env))
+
+
+def _repeat(step_fn, steps, log, reset, batch_size):
+    """Run `step_fn(log, reset)` `steps` times in a loop, `log` and `reset` only the first time.
+
+    Every operation of a step waits for the whole previous step, and the
+    variables it uses exist outside the loop.
+
+    Returns:
+      Tuple of the done flags and scores of each step, stacked as [steps,
+      batch], and the summary of the first step.
+    """
+    steps = tf.convert_to_tensor(steps, tf.int32)
+
+    def body(index, dones, scores, summary):
+        with tf.control_dependencies([index]):
+            first = tf.equal(index, 0)
+            done, score, step_summary = step_fn(log & first, reset & first)
+        with tf.control_dependencies([done, score, step_summary]):
+            return (
+                index + 1, dones.write(index, done), scores.write(index, score),
+                tf.where(first, step_summary, summary))
+
+    arrays = (
+        tf.TensorArray(tf.bool, steps, element_shape=[batch_size]),
+        tf.TensorArray(tf.float32, steps, element_shape=[batch_size]))
+    _, dones, scores, summary = tf.while_loop(
+        lambda index, *_: index < steps, body, (0,) + arrays + (tf.constant(''),),
+        parallel_iterations=1)
+    return dones.stack(), scores.stack(), summary
 
 
 def _true_indices(flags):

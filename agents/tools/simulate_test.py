@@ -1,6 +1,7 @@
 """Tests for the fused simulation operation."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from agents import tools
@@ -63,3 +64,31 @@ def test_summary_holds_mean_score_and_length_of_finished_episodes():
             # then (score 2) and the step-4 episode (score 4) is reported.
             assert values['mean_score'] == 3.0
             assert values['mean_length'] == 3.0
+
+
+def test_several_steps_in_one_run_equal_single_steps():
+    def run(steps_per_run, runs):
+        with tf.Graph().as_default():
+            envs = [tools.MockEnvironment((2,), (1,), duration, duration) for duration in (2, 3)]
+            batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+            steps = tf.compat.v1.placeholder(tf.int32, ())
+            log = tf.compat.v1.placeholder(tf.bool, ())
+            outputs = tools.simulate(batch_env, tools.MockAlgorithm(envs), log, steps=steps)
+            with tf.compat.v1.Session() as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                done, score, summary = zip(*[
+                    sess.run(outputs, {steps: steps_per_run, log: True}) for _ in range(runs)])
+        return np.concatenate(done), np.concatenate(score), summary
+
+    done, score, summary = run(1, 6)
+    done_k, score_k, summary_k = run(3, 2)
+    assert done.shape == (6, 2)
+    np.testing.assert_array_equal(done_k, done)
+    np.testing.assert_array_equal(score_k, score)
+    # Logging applies to the first step of a run. The first, at step 1, has no
+    # finished episode to report; the second, at step 4, reports the two
+    # episodes of length 2 and the one of length 3 that ended since.
+    assert not summary_k[0]
+    parsed = tf.compat.v1.Summary.FromString(summary_k[1])
+    assert {value.tag: value.simple_value for value in parsed.value} == pytest.approx({
+        'mean_score': 7 / 3, 'mean_length': 7 / 3})

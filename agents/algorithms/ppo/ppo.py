@@ -133,8 +133,6 @@ class PPO:
         with tf.compat.v1.variable_scope('ppo'):
             self._penalty = _variable(
                 'penalty', tf.constant(float(config.kl_init_penalty), tf.float32))
-        self._learning_rate = self._define_learning_rate()
-        self._optimizer = config.optimizer(self._learning_rate)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state and episode buffer of the given agents.
@@ -379,14 +377,18 @@ class PPO:
             sequences = nested.map(lambda tensor: _valid_steps(tensor, length)[:, None], sequences)
             length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
             chunk_length, batch_size = None, config.minibatch_size
+        # Built here, so the learning rate follows the step that trains, also
+        # when one run of the graph makes several steps.
+        learning_rate = self._define_learning_rate()
+        optimizer = config.optimizer(learning_rate)
         metrics = parts.iterate_sequences(
-            self._update_step, dict.fromkeys(_UPDATE_METRICS, 0.0), sequences, length,
-            chunk_length, batch_size, config.update_epochs, padding_value=1)
+            functools.partial(self._update_step, optimizer), dict.fromkeys(_UPDATE_METRICS, 0.0),
+            sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1)
         summaries = [
             _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
             for name in _UPDATE_METRICS]
         summaries += [
-            _scalar('training/learning_rate', self._learning_rate),
+            _scalar('training/learning_rate', learning_rate),
             _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
             _histogram('training/return', _valid_steps(sequences['return_'], length)),
             _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
@@ -395,8 +397,8 @@ class PPO:
         return tf.compat.v1.summary.merge(
             summaries + [penalty_summary] + self._weight_summaries())
 
-    def _update_step(self, batch):
-        """One gradient step on a batch of sequences, skipped when not finite.
+    def _update_step(self, optimizer, batch):
+        """One gradient step of `optimizer` on a batch of sequences, skipped when not finite.
 
         Returns:
           Dict of the scalar metrics named in `_UPDATE_METRICS`.
@@ -412,7 +414,7 @@ class PPO:
         value_loss = losses.value_loss(
             config, network.value, sequences['value'], sequences['return_'], length)
         loss = value_loss + policy_loss
-        gradients, variables = zip(*self._optimizer.compute_gradients(loss))
+        gradients, variables = zip(*optimizer.compute_gradients(loss))
         gradient_norm = tf.linalg.global_norm(gradients)
         if config.max_gradient_norm:
             gradients, _ = tf.clip_by_global_norm(
@@ -420,7 +422,7 @@ class PPO:
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         optimize = tools.ordered_cond(
             is_finite,
-            lambda: self._optimizer.apply_gradients(zip(gradients, variables)),
+            lambda: optimizer.apply_gradients(zip(gradients, variables)),
             lambda: _report_skipped_update(loss, gradient_norm))
         metrics = dict(
             policy_metrics, value_loss=value_loss, policy_loss=policy_loss,
