@@ -70,27 +70,11 @@ def measure_agents(steps, eval_every, backend):
 
 def measure_agents_collection(steps, backend):
     """Env steps per second of our policy and environments alone, without learning."""
-    import tensorflow as tf
-
-    from agents.scripts import environments
-    from agents.scripts import utility
+    import train_throughput  # The benchmark beside this one; it imports TensorFlow.
     config = _cheetah_config(steps, steps)
-    with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
-            environments.environment_constructors(config, config.num_agents), backend)
-        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-        feed = {graph.is_training: False, graph.should_log: False, graph.force_reset: False}
-        runs = max(steps // config.num_agents, 1)
-        try:
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
-                sess.run(tf.compat.v1.global_variables_initializer())
-                sess.run(graph.done, feed)
-                start = time.perf_counter()
-                for _ in range(runs):
-                    sess.run(graph.done, feed)
-                return runs * config.num_agents / (time.perf_counter() - start)
-        finally:
-            batch_env.close()
+    updates = max(steps // (config.rollout_length * config.num_agents), 1)
+    return train_throughput.measure_batchppo(
+        config, updates, backend, config.steps_per_run, is_training=False)
 
 
 def measure_sb3(steps, config):

@@ -5,7 +5,8 @@ updates, run by `tools.Loop` as `train.py` runs it) with each environment
 backend, with one step of every environment per `session.run` and with
 `steps_per_run` steps (the config's default), and, when stable-baselines3 is
 installed (`pip install -e '.[bench]' torch==2.13.0 stable-baselines3`), SB3's
-PPO on the same task with the same number of environments and the optimization
+PPO (PyTorch on one thread) on the same task with the same number of
+environments and the optimization
 of the `pendulum` config: an update after every `rollout_length` steps of
 each environment, `update_epochs` epochs in minibatches of `minibatch_size`
 samples, networks of `policy_layers` and `value_layers`. The collection rows
@@ -34,9 +35,20 @@ def pendulum_config(num_envs):
     return config
 
 
-def measure_batchppo(num_envs, updates, backend, steps_per_run, is_training=True):
-    """Env steps per second of the training phase, after one warm-up update."""
-    config = pendulum_config(num_envs)
+def measure_batchppo(config, updates, backend, steps_per_run, is_training=True):
+    """Env steps per second of the training phase of a config, after one warm-up update.
+
+    Args:
+      config: Run configuration with rollouts (`rollout_length`).
+      updates: Number of updates (rollouts of every environment) to time.
+      backend: Environment backend.
+      steps_per_run: Environment steps per `session.run`.
+      is_training: False runs the policy without learning: collection alone.
+
+    Returns:
+      Environment steps per second.
+    """
+    num_envs = config.num_agents
     steps_per_update = config.rollout_length * num_envs
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
@@ -63,8 +75,10 @@ def measure_sb3(num_envs, updates):
     try:
         import stable_baselines3
         from stable_baselines3.common import env_util
+        import torch
     except ImportError:
         return None
+    torch.set_num_threads(1)  # Faster on 2 cores than two threads beside the environments.
     config = pendulum_config(num_envs)
     steps_per_update = config.rollout_length * num_envs
     model = stable_baselines3.PPO(
@@ -99,7 +113,8 @@ def main():
         for backend in backends:
             for count in counts:
                 rows.append((kind, backend, count, measure_batchppo(
-                    args.num_envs, args.updates, backend, count, is_training)))
+                    pendulum_config(args.num_envs), args.updates, backend, count,
+                    is_training)))
     if sb3 is not None:
         rows.append(('stable-baselines3 PPO (DummyVecEnv)', '', '', sb3))
     config = pendulum_config(args.num_envs)
