@@ -45,9 +45,9 @@ class Loop:
     after each of them with `advance_step()`, so an algorithm reading the global
     step sees it change step by step: build the operation with
     `simulate(..., steps=loop.run_steps, after_step=loop.advance_step)`. A step
-    phase's runs never step past its end or past the budget, and a run that
-    writes summaries starts with the step that logs, so the results and the
-    summaries are those of single steps.
+    phase's runs never step past its end or past the budget, and a step that
+    writes summaries runs alone, so the results and the summaries are those of
+    single steps, and an algorithm reading `log` sees it hold for the whole run.
 
     An episode phase resets every environment and keeps the first episode of
     each, as many rounds as it takes to finish its episodes. Taking the first
@@ -232,8 +232,9 @@ class Loop:
         while global_step < target:
             should_log = _logs(phase, global_step)
             count = 1
-            # A run ends before the next step that logs, which starts a run of its own.
-            while (count < phase.steps_per_run and
+            # A step that logs runs alone, so the `log` the algorithm reads holds
+            # for all of its run; other runs end before the next such step.
+            while (not should_log and count < phase.steps_per_run and
                    global_step + count * phase.batch_size < target and
                    not _logs(phase, global_step + count * phase.batch_size)):
                 count += 1

@@ -130,6 +130,8 @@ class PPO:
             self._last_policy = nested.map(
                 lambda tensor: _variable('last_policy', tf.zeros_like(tensor[:, 0])),
                 output.policy.parameters)
+            # The summary of the last update until a step that logs writes it.
+            self._pending_summary = _variable('pending_summary', tf.constant(''))
         with tf.compat.v1.variable_scope('ppo'):
             self._penalty = _variable(
                 'penalty', tf.constant(float(config.kl_init_penalty), tf.float32))
@@ -250,10 +252,12 @@ class PPO:
             if self._config.rollout_length:
                 is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
                 training_summary = tools.ordered_cond(
-                    is_full, self._train_on_rollout, lambda: tf.constant(''))
+                    is_full, lambda: self._keep_for_logging(self._train_on_rollout()),
+                    lambda: tf.constant(''))
         with tf.control_dependencies([training_summary]):
             return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
                 lambda: [
+                    self._take_pending_summary(),
                     self._observ_filter.summary(),
                     self._reward_filter.summary(),
                     _histogram(
@@ -292,7 +296,8 @@ class PPO:
         with tf.control_dependencies([advance_index]):
             return tools.ordered_cond(
                 self._memory_index >= self._config.update_every,
-                self._train_on_episodes, lambda: tf.constant(''))
+                lambda: self._keep_for_logging(self._train_on_episodes()),
+                lambda: tf.constant(''))
 
     def _final_value(self, agent_indices):
         """Value of the last observation of truncated episodes; zero for terminated ones.
@@ -484,6 +489,25 @@ class PPO:
                 name = variable.name.split(':')[0]
                 summaries.append(_histogram(f'weights_{group}/{name}', variable))
         return summaries
+
+    def _keep_for_logging(self, summary):
+        """An update's summary on a step that logs; else held until the next such step.
+
+        Only the summaries of steps that log are written, and updates rarely
+        fall on those steps.
+        """
+        def hold():
+            with tf.control_dependencies([self._pending_summary.assign(summary)]):
+                return tf.constant('')
+        return tools.ordered_cond(self._should_log, lambda: tf.identity(summary), hold)
+
+    def _take_pending_summary(self):
+        """The summary of the last update not yet written ('' if none), then forget it."""
+        summary = self._pending_summary.read_value()
+        with tf.control_dependencies([summary]):
+            clear = self._pending_summary.assign('')
+        with tf.control_dependencies([clear]):
+            return tf.identity(summary)
 
     def _summary_if_logging(self, build_summaries):
         """Merge the summaries `build_summaries()` creates when logging, else ''."""
