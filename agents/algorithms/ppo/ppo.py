@@ -496,10 +496,12 @@ class PPO:
         Only the summaries of steps that log are written, and updates rarely
         fall on those steps.
         """
-        def hold():
-            with tf.control_dependencies([self._pending_summary.assign(summary)]):
-                return tf.constant('')
-        return tools.ordered_cond(self._should_log, lambda: tf.identity(summary), hold)
+        def keep(now, later):
+            with tf.control_dependencies([self._pending_summary.assign(later)]):
+                return tf.identity(now)
+        # A summary held from an earlier update gives way to this one's.
+        return tools.ordered_cond(
+            self._should_log, lambda: keep(summary, ''), lambda: keep('', summary))
 
     def _take_pending_summary(self):
         """The summary of the last update not yet written ('' if none), then forget it."""
