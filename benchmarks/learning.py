@@ -327,7 +327,7 @@ def table(results):
                 if all(reached):
                     times_to[library] = np.mean([each[2] for each in reached])
                     reach = f'{_short(np.mean([each[0] for each in reached]))} (all {len(runs)})'
-                    time_to = f'{times_to[library] / 60:.1f} min'
+                    time_to = _duration(times_to[library])
                 else:
                     reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
             seconds = np.mean([run['seconds'] for run in runs])
@@ -361,6 +361,11 @@ def _memory_line(runs):
             f'peak {peak:,.0f} MiB.')
 
 
+def _duration(seconds):
+    """Seconds under two minutes, else minutes."""
+    return f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.1f} min'
+
+
 def _short(steps):
     return f'{steps / 1e6:.3g}M' if steps >= 1e6 else f'{steps / 1e3:.0f}k'
 
@@ -373,7 +378,7 @@ def plot(results, directory):
         curves = collections.defaultdict(list)
         for result in results:
             if result['task'] == task_name:
-                steps, scores, _ = zip(*result['evaluations'])
+                steps, scores = zip(*[each[:2] for each in result['evaluations']])
                 curves[result['library']].append((np.array(steps), np.array(scores)))
         if curves:
             path = os.path.join(directory, f'learning_{task_name}.png')
