@@ -298,7 +298,7 @@ class BaseBatchEnv:
         """Return the indices as a list of ints after checking their range."""
         if indices is None:
             return list(range(self._size))
-        indices = [int(index) for index in np.asarray(indices).reshape(-1)]
+        indices = [int(index) for index in np.asarray(indices).reshape(-1).tolist()]
         for index in indices:
             if not 0 <= index < self._size:
                 raise ValueError(

@@ -167,6 +167,42 @@ def test_step_of_some_environments_steps_only_those_in_the_order_given(make_batc
         batch.step([0], [3])
 
 
+@pytest.mark.parametrize('constructor', [
+    testing.SHORT_TASKS['CartPole-v1'], functools.partial(testing.CountingEnv, length=3)])
+def test_steps_of_changing_subsets_match_the_environments_stepped_alone(
+        make_batch, constructor):
+    # As Gymnasium's NEXT_STEP autoreset steps them: environments that ended are
+    # reset while others are stepped, in random orders, so some processes
+    # step all of their environments, some a few and some none.
+    _skip_unless_any_environment(make_batch)
+    size = 6
+    batch = make_batch([constructor] * size)
+    expected_envs = [constructor() for _ in range(size)]
+    batch.reset(seeds=range(size))
+    for seed, env in enumerate(expected_envs):
+        env.reset(seed=seed)
+    batch.action_space.seed(0)
+    random = np.random.default_rng(0)
+    ended = np.zeros(size, bool)
+    for _ in range(60):
+        chosen = random.permutation(size)[:random.integers(1, size + 1)]
+        reset, stepped = chosen[ended[chosen]], chosen[~ended[chosen]]
+        observ, infos = batch.reset(reset)
+        expected = [expected_envs[index].reset() for index in reset]
+        np.testing.assert_array_equal(
+            observ, np.reshape([value for value, _ in expected], observ.shape))
+        assert infos == tuple(info for _, info in expected)
+        ended[reset] = False
+        actions = np.array([batch.action_space.sample() for _ in stepped], np.int64)
+        result = batch.step(actions, stepped)
+        transitions = [
+            expected_envs[index].step(action) for index, action in zip(stepped, actions)]
+        for value, expected_value in zip(result[:4], list(zip(*transitions))[:4]):
+            np.testing.assert_array_equal(value, np.asarray(expected_value, value.dtype))
+        assert result[4] == tuple(transition[4] for transition in transitions)
+        ended[stepped] = result[2] | result[3]
+
+
 def test_rewards_are_float32_or_exact_float64(make_batch):
     if make_batch.backend == 'envpool':
         pytest.skip('envpool computes rewards in float32 and cannot reseed (envpool_test.py).')

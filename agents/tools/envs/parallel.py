@@ -7,7 +7,9 @@ environments over a few workers (by default one per core), each stepping its
 share in a tight loop; optionally the parent steps a share itself instead of
 waiting. Actions, observations, rewards and flags live in one shared-memory
 block; a batch step costs one byte over a pipe to wake each worker and one short
-reply back, which carries infos only when an environment returned some.
+reply back, which carries infos only when an environment returned some. A step
+of some environments marks them in shared memory too and wakes only the
+workers that host any of them.
 """
 
 import copyreg
@@ -31,9 +33,9 @@ from agents.tools.envs import errors
 from agents.tools.envs import shared_arrays
 from agents.tools.envs import waiting
 
-# Commands from the parent to a worker, one byte each. Only _STEP is on the hot
-# path; it has no payload because the actions are in shared memory. _STEP_SOME
-# steps the environments its payload lists.
+# Commands from the parent to a worker, one byte each. _STEP steps all of the
+# worker's environments and _STEP_SOME those marked in the shared `stepping`
+# array; neither has a payload because the actions are in shared memory too.
 _STEP = b's'
 _STEP_SOME = b'p'
 _RESET = b'r'
@@ -44,7 +46,7 @@ _CLOSE = b'x'
 _DONE = b'.'
 _RESULT = b'+'
 _FAILURE = b'!'
-_KINDS_WITH_PAYLOAD = (_STEP_SOME, _RESET, _APPLY, _ATTACH, _RESULT, _FAILURE)
+_KINDS_WITH_PAYLOAD = (_RESET, _APPLY, _ATTACH, _RESULT, _FAILURE)
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
 
@@ -171,11 +173,15 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
                 target[rows] = leaf
             self._has_first_observ[rows] = False
-            for index in indices:
-                self._first_infos.pop(index, None)
+            if self._first_infos:
+                for index in indices:
+                    self._first_infos.pop(index, None)
+            self._stepping[:] = False
+            self._stepping[rows] = True
+            # Only the processes that host an environment to step take part.
             local_indices, worker_indices = self._by_host(indices)
-            messages = [(worker, _STEP_SOME, some) for worker, some in worker_indices]
-            run_local = functools.partial(local.step, local_indices) if local_indices else None
+            messages = [(worker, _STEP_SOME, None) for worker, _ in worker_indices]
+            run_local = functools.partial(local.step, some=True) if local_indices else None
         replies = self._exchange(messages, run_local, 'calling step()')
         infos = {}
         for reply in replies:
@@ -183,13 +189,15 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                 step_infos, first_infos = reply
                 infos.update(step_infos)
                 self._first_infos.update(first_infos)
-        if self._auto_reset:
-            self._has_first_observ[rows] = self._terminated[rows] | self._truncated[rows]
         # A slice gives views into shared memory, which are copied; indices give copies.
-        take = (lambda array: array.copy()) if indices is None else (lambda array: array[rows])
+        take = (lambda array: array.copy()) if indices is None else (
+            lambda array: array.take(rows, axis=0))
         observ = self._observ_layout.unflatten([take(leaf) for leaf in self._observ])
+        terminated, truncated = take(self._terminated), take(self._truncated)
+        if self._auto_reset:
+            self._has_first_observ[rows] = terminated | truncated
         return (
-            observ, take(self._reward), take(self._terminated), take(self._truncated),
+            observ, take(self._reward), terminated, truncated,
             tuple(infos.get(index, {}) for index in (
                 range(self._size) if indices is None else indices)))
 
@@ -200,8 +208,11 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         their process; their first observation is returned without a round trip
         unless seeds or options ask for a new reset.
         """
+        rows = np.asarray(indices, dtype=np.intp)
         if all(seed is None for seed in seeds) and options is None:
-            requests = [(index, None) for index in indices if not self._has_first_observ[index]]
+            requests = [
+                (index, None) for index, waiting_observ in zip(
+                    indices, self._has_first_observ.take(rows).tolist()) if not waiting_observ]
         else:
             requests = list(zip(indices, seeds))
         stashed_infos = {index: self._first_infos.pop(index, {}) for index in indices}
@@ -214,9 +225,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         fresh_infos = {}
         for reply in self._exchange(messages, run_local, 'calling reset()'):
             fresh_infos.update(reply)
-        self._has_first_observ[indices] = False
-        rows = np.asarray(indices, dtype=np.intp)
-        observ = self._observ_layout.unflatten([leaf[rows] for leaf in self._first_observ])
+        self._has_first_observ[rows] = False
+        observ = self._observ_layout.unflatten(
+            [leaf.take(rows, axis=0) for leaf in self._first_observ])
         requested = {index for index, _ in requests}
         return observ, tuple(
             fresh_infos.get(index, {}) if index in requested else stashed_infos[index]
@@ -246,19 +257,17 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           The list of the items of the parent's share, and a list of (worker,
           list of its items) for the workers that have any.
         """
-        local = self._resources.local
-        local_items = [item for item in items if local and index_of(item) < local.stop]
-        worker_items = []
-        for worker in self._resources.workers:
-            some = [item for item in items if worker.start <= index_of(item) < worker.stop]
-            if some:
-                worker_items.append((worker, some))
-        return local_items, worker_items
+        by_host = {}
+        for item in items:
+            by_host.setdefault(self._host_of[index_of(item)], []).append(item)
+        return by_host.pop(self._resources.local, []), [
+            (worker, by_host[worker]) for worker in self._resources.workers if worker in by_host]
 
     def _close(self, timeout):
         """End the workers, close the environments and free the shared memory."""
         self._first_observ = self._observ = self._actions = None
         self._reward = self._terminated = self._truncated = self._busy = None
+        self._stepping = None
         self._resources.close_timeout = timeout
         self._finalizer()
 
@@ -292,6 +301,10 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             self._resources.local = _EnvSlice(
                 [constructor() for constructor in constructors[:parent_count]], 0,
                 seeds[:parent_count], **self._slice_options)
+        # The process hosting each environment: a worker, or the parent's slice.
+        self._host_of = [
+            host for host in [self._resources.local] + self._resources.workers if host
+            for _ in range(host.start, host.stop)]
         # Each worker's first message, sent unasked, describes its environments.
         startup = [(worker, None, None) for worker in self._resources.workers]
         local_describe = self._resources.local.describe if parent_count else None
@@ -315,7 +328,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._first_observ = _leaf_arrays(shared, 'first_observ')
         self._reward = shared['reward']
         self._terminated, self._truncated = shared['terminated'], shared['truncated']
-        self._busy = shared['busy']
+        self._busy, self._stepping = shared['busy'], shared['stepping']
 
     def _exchange(self, messages, run_local, description, timeout=None):
         """Send commands to workers, run the parent's share meanwhile, gather replies.
@@ -331,6 +344,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           List of the local result (if any) followed by the workers' replies in
           worker order.
         """
+        if not messages and run_local is None:
+            return []
         timeout = self._timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._busy is not None:
@@ -488,22 +503,22 @@ class _EnvSlice:
         self._first_observ = [leaf[rows] for leaf in _leaf_arrays(shared, 'first_observ')]
         self._reward = shared['reward'][rows]
         self._busy = shared['busy'][rows]
+        self._stepping = shared['stepping'][rows]
         self._terminated = shared['terminated'][rows]
         self._truncated = shared['truncated'][rows]
 
-    def step(self, indices=None):
+    def step(self, some=False):
         """Step environments with their actions from shared memory.
 
         Args:
-          indices: Batch indices of the environments of this slice to step; all
-            if None.
+          some: Step only the environments marked in the shared `stepping`
+            array, in the order of their indices; all if False.
 
         Returns:
           None if no environment returned an info, else a pair of dicts from
           batch index to the step info and to the info of an automatic reset.
         """
-        offsets = range(len(self.envs)) if indices is None else [
-            index - self.start for index in indices]
+        offsets = np.flatnonzero(self._stepping).tolist() if some else range(len(self.envs))
         infos, first_infos = {}, {}
         # Copy the actions so environments that keep them are not affected when
         # the next batch of actions is written.
@@ -550,6 +565,7 @@ class _EnvSlice:
         """Close the environments and let go of the shared arrays."""
         self._actions = self._observ = self._first_observ = None
         self._reward = self._terminated = self._truncated = self._busy = None
+        self._stepping = None
         for env in self.envs:
             env.close()
 
@@ -667,7 +683,7 @@ def _worker_main(constructors, start, seeds, slice_options, command_reader, resu
                 if command == _STEP:
                     reply = env_slice.step()
                 elif command == _STEP_SOME:
-                    reply = env_slice.step(payload)
+                    reply = env_slice.step(some=True)
                 elif command == _RESET:
                     reply = env_slice.reset(*payload)
                 elif command == _APPLY:
@@ -781,6 +797,8 @@ def _shared_layout(size, observ_layout, action_layout):
     layout['truncated'] = ((size,), bool)
     # Which environments a worker is stepping or resetting, to name them on a timeout.
     layout['busy'] = ((size,), bool)
+    # Which environments a step of some environments steps.
+    layout['stepping'] = ((size,), bool)
     return layout
 
 

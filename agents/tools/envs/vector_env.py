@@ -218,12 +218,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         terminated = np.zeros(self.num_envs, bool)
         truncated = np.zeros(self.num_envs, bool)
         self._observ_layout.assign(observ, reset, first_observ)
-        infos = dict(zip(reset, reset_infos))
+        # Keys of Python ints, which are much faster to look up than NumPy's.
+        infos = dict(zip(reset.tolist(), reset_infos))
         if len(stepped):
             step_observ, reward[stepped], terminated[stepped], truncated[stepped], step_infos = (
                 self._batch.step(self._action_layout.select(actions, stepped), stepped))
             self._observ_layout.assign(observ, stepped, step_observ)
-            infos.update(zip(stepped, step_infos))
+            infos.update(zip(stepped.tolist(), step_infos))
         self._ended = terminated | truncated
         self._observ = observ
         info = self._vector_info((index, infos[index]) for index in range(self.num_envs))
