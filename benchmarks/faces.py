@@ -18,8 +18,10 @@ Usage:
   python benchmarks/faces.py [--parts curve,cheetah,overhead] [--quick]
       [--curve_steps 50000] [--cheetah_steps 50000] [--outdir benchmarks/results]
 
-Writes faces.json and faces.md to benchmarks/results/ (or --outdir). PyTorch
-runs on one thread in every run, so environment workers get the other core.
+Writes faces.json and faces.md to benchmarks/results/ (or --outdir); the parts
+run replace theirs in those files and the others' results stay, each part with
+its command, date and load. PyTorch runs on one thread in every run, so
+environment workers get the other core.
 """
 
 import argparse
@@ -245,40 +247,46 @@ def main():
     parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
     args = parser.parse_args()
     parts = args.parts.split(',')
+    if not set(parts) <= {'curve', 'cheetah', 'overhead'}:
+        parser.error(f'--parts takes curve, cheetah and overhead, got {args.parts}.')
     curve_steps = 2048 if args.quick else args.curve_steps
     cheetah_steps = 4096 if args.quick else args.cheetah_steps
     duration, repeats = (0.3, 2) if args.quick else (1.0, 5)
-    load_before = os.getloadavg()
-    report, results = [], {}
-    if 'curve' in parts:
-        results['curve'], lines = curve_part(curve_steps)
-        report += lines + ['']
-    if 'cheetah' in parts:
-        results['cheetah'], lines = cheetah_part(cheetah_steps)
-        report += lines + ['']
-    if 'overhead' in parts:
-        results['overhead'], lines = overhead_part(
-            args.envs.split(','), args.backends.split(','), duration, repeats)
-        report += lines
-    load_after = os.getloadavg()
-    header = [
-        f'Command: python benchmarks/faces.py {" ".join(sys.argv[1:])}'.rstrip(),
-        f'{os.cpu_count()} cores shared with other work: load average {load_before[0]:.1f} '
-        f'before, {load_after[0]:.1f} after (other agents\' runs and tests shared the cores), '
-        f'so absolute speeds are low and noisy; runs compared in one table ran back to back.',
-        '']
-    print('\n'.join(header + report))
+    runs = {
+        'curve': lambda: curve_part(curve_steps),
+        'cheetah': lambda: cheetah_part(cheetah_steps),
+        'overhead': lambda: overhead_part(
+            args.envs.split(','), args.backends.split(','), duration, repeats)}
     os.makedirs(args.outdir, exist_ok=True)
     name = 'faces_quick' if args.quick else 'faces'
-    with open(os.path.join(args.outdir, f'{name}.json'), 'w') as file:
-        json.dump({
+    json_path = os.path.join(args.outdir, f'{name}.json')
+    saved = {}
+    if os.path.exists(json_path):
+        with open(json_path) as file:
+            saved = json.load(file)['parts']
+    for part in parts:
+        load_before = os.getloadavg()
+        results, lines = runs[part]()
+        load_after = os.getloadavg()
+        header = [
+            f'Command: python benchmarks/faces.py {" ".join(sys.argv[1:])}'.rstrip(),
+            f'{os.cpu_count()} cores shared with other work: load average '
+            f'{load_before[0]:.1f} before, {load_after[0]:.1f} after (other agents\' runs '
+            f'and tests shared the cores), so absolute speeds are low and noisy; runs '
+            f'compared in one table ran back to back.', '']
+        print('\n'.join(header + lines))
+        saved[part] = {
             'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
             'machine': {'cores': os.cpu_count(), 'python': platform.python_version(),
                         'gymnasium': gymnasium.__version__, 'load_before': load_before,
                         'load_after': load_after},
-            'results': results}, file, indent=2)
+            'results': results, 'report': header + lines}
+    with open(json_path, 'w') as file:
+        json.dump({'parts': saved}, file, indent=2)
     with open(os.path.join(args.outdir, f'{name}.md'), 'w') as file:
-        file.write('\n'.join(header + report) + '\n')
+        file.write('\n'.join(
+            line for part in runs if part in saved
+            for line in saved[part]['report'] + ['']).rstrip('\n') + '\n')
     print(f'Wrote {name}.json and {name}.md to {args.outdir}', file=sys.stderr)
 
 
