@@ -47,6 +47,8 @@ class BatchLayout:
 
     def empty(self, size):
         """A batch of `size` zero values."""
+        if not self.nested:
+            return np.zeros((size,) + self.space.shape, self.space.dtype)
         return nested.map(
             lambda space: np.zeros((size,) + space.shape, space.dtype), self.structure)
 

@@ -211,7 +211,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def _step_and_reset_ended(self, actions):
         """Reset the environments whose episode ended and step the others (NEXT_STEP)."""
         actions = self._action_layout.check(actions, self.num_envs)
-        reset, stepped = np.flatnonzero(self._ended), np.flatnonzero(~self._ended)
+        reset, stepped = self._ended.nonzero()[0], (~self._ended).nonzero()[0]
         first_observ, reset_infos = self._batch.reset(reset)
         observ = self._observ_layout.empty(self.num_envs)
         reward = np.zeros(self.num_envs)
