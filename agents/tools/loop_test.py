@@ -59,19 +59,24 @@ def test_the_last_evaluation_lands_at_the_budget():
     assert [(each.phase, each.step) for each in results][-2:] == [('train', 6), ('eval', 6)]
 
 
-def test_evaluation_counts_the_first_complete_episode_of_each_environment():
+# Steps of both environments the evaluation makes: with single steps, 5 and 1
+# in its two rounds; in runs of 4 steps, two runs (5 steps needed) and one.
+@pytest.mark.parametrize('steps_per_run, env_steps', [(1, 2 * (5 + 1)), (4, 2 * (8 + 4))])
+def test_evaluation_counts_the_first_complete_episode_of_each_environment(
+        steps_per_run, env_steps):
     with tf.Graph().as_default():
         # One environment ends episodes after 1 step, the other after 5; three
         # episodes take two rounds of both, and the short episodes the first
         # environment finishes while waiting for the long one do not count.
-        loop, envs = _define_loop(None, durations=(1, 5), eval_episodes=3)
+        loop, _ = _define_loop(
+            None, durations=(1, 5), eval_episodes=3, steps_per_run=steps_per_run)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             train, evaluation = list(loop.run(sess, None, max_step=4))
     assert evaluation.episodes == 3
     np.testing.assert_allclose(evaluation.score, (1 + 5 + 1) / 3)
     np.testing.assert_allclose(evaluation.length, (1 + 5 + 1) / 3)
-    assert evaluation.env_steps == 2 * (5 + 1)
+    assert evaluation.env_steps == env_steps
     assert evaluation.step == train.step == 4
 
 
@@ -154,20 +159,6 @@ def test_runs_of_several_steps_end_at_the_phase_end_and_log_like_single_steps(tm
         ('train', 6), ('eval', 6), ('train', 10), ('eval', 10)]
     assert several[0][::2] == single[0][::2]  # Evaluations may make more steps.
     assert several[1] == single[1] and [step for step, _ in single[1]] == [4, 4, 8, 8]
-
-
-def test_evaluation_in_runs_of_several_steps_counts_the_first_episode_of_each():
-    with tf.Graph().as_default():
-        loop, _ = _define_loop(None, durations=(1, 5), eval_episodes=3, steps_per_run=4)
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            train, evaluation = list(loop.run(sess, None, max_step=4))
-    assert evaluation.episodes == 3
-    np.testing.assert_allclose(evaluation.score, (1 + 5 + 1) / 3)
-    np.testing.assert_allclose(evaluation.length, (1 + 5 + 1) / 3)
-    # Rounds of two runs (5 steps needed) and of one run, of 4 steps of both.
-    assert evaluation.env_steps == 2 * (8 + 4)
-    assert evaluation.step == train.step == 4
 
 
 def test_an_operation_that_does_not_advance_the_global_step_is_an_error():
