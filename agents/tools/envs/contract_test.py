@@ -25,7 +25,7 @@ _BACKENDS = {
     for variant, (name, options) in testing.BACKEND_VARIANTS.items()}
 _BACKENDS['envpool'] = envs.BACKENDS['envpool']
 # Backends that host any environment and can stop one that hangs.
-_PROCESS_BACKENDS = ('process', 'parallel', 'parallel, workers only', 'ray')
+_PROCESS_BACKENDS = ('process', 'parallel', 'parallel, polling workers', 'ray')
 
 
 def _skip_unless_any_environment(make_batch):

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import gymnasium as gym
@@ -47,6 +48,47 @@ def test_environments_are_split_between_workers_and_parent(
         assert len(set(batch.worker_pids)) == batch.num_workers
     finally:
         batch.close()
+
+
+def test_command_wait_returns_for_a_command_or_a_closed_pipe_polling_or_sleeping():
+    read_fd, write_fd = os.pipe()
+    try:
+        # A long bound: after a first, sleeping wait, every wait polls.
+        command_wait = parallel._CommandWait(read_fd, spin_seconds=60.0)
+        for _ in range(3):
+            os.write(write_fd, parallel._STEP)
+            command_wait.wait()
+            assert os.read(read_fd, 1) == parallel._STEP
+        # A command that comes while the worker polls, from another thread.
+        timer = threading.Timer(0.01, os.write, (write_fd, parallel._RESET))
+        timer.start()
+        command_wait.wait()
+        timer.join()
+        assert os.read(read_fd, 1) == parallel._RESET
+        # A parent that is gone ends a wait as well.
+        os.close(write_fd)
+        write_fd = None
+        command_wait.wait()
+        assert os.read(read_fd, 1) == b''
+    finally:
+        os.close(read_fd)
+        if write_fd is not None:
+            os.close(write_fd)
+
+
+def test_bounded_polling_steps_as_sleeping_workers_do():
+    actions = np.random.default_rng(0).uniform(-2, 2, (20, 4, 1)).astype(np.float32)
+    results = []
+    for spin_seconds in (0.0, 60.0):
+        batch = parallel.ParallelBatchEnv(
+            [_make_pendulum] * 4, num_workers=2, seeds=range(4), spin_seconds=spin_seconds)
+        try:
+            results.append([batch.reset()[0]] + [batch.step(action)[:4] for action in actions])
+        finally:
+            batch.close()
+    testing.assert_identical(results[1], results[0])
+    with pytest.raises(ValueError, match='spin_seconds'):
+        parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
 
 
 def test_seeds_given_at_construction_apply_to_the_first_reset():

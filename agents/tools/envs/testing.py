@@ -24,7 +24,9 @@ BACKEND_VARIANTS = {
     'inprocess': ('inprocess', {}),
     'process': ('process', {}),
     'parallel': ('parallel', {}),
-    'parallel, workers only': ('parallel', {'num_workers': 2, 'step_in_parent': False}),
+    # Workers that poll for every command before sleeping (see parallel._CommandWait).
+    'parallel, polling workers': (
+        'parallel', {'num_workers': 2, 'step_in_parent': False, 'spin_seconds': 0.1}),
     'ray': ('ray', {'envs_per_actor': 2, 'num_cpus_per_actor': 0.5}),
 }
 
