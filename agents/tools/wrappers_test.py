@@ -253,3 +253,131 @@ def test_gym_to_gymnasium_rejects_new_api_env():
     env.reset()
     with pytest.raises(ValueError, match='old Gym API'):
         env.step([0.0])
+
+
+def _assert_same_bits(value, expected):
+    """Assert equal types, dtypes, shapes and bytes, so -0.0 differs from 0.0 and NaNs match."""
+    assert type(value) is type(expected)
+    value, expected = np.asarray(value), np.asarray(expected)
+    assert (value.dtype, value.shape) == (expected.dtype, expected.shape)
+    assert value.tobytes() == expected.tobytes()
+
+
+def _random_values(rng, shape, dtype, scale):
+    """Random values of a dtype, many beyond +-scale, with signed zeros and bounds mixed in."""
+    values = rng.normal(0, 2 * scale, shape)
+    values.flat[::5] = rng.choice([-0.0, 0.0, -scale, scale, 1e-320], values.flat[::5].shape)
+    return values.astype(dtype)
+
+
+_SPACES = [
+    gymnasium.spaces.Box(-2.0, 2.0, (3,), np.float32),
+    gymnasium.spaces.Box(np.array([-1.0, 0.0, 0.5]), np.array([1.0, 1e-3, 1e6]), dtype=np.float64),
+    gymnasium.spaces.Box(-5, 7, (3,), np.int64),
+    gymnasium.spaces.Box(np.float32(1 / 3), np.float32(0.7), (3,), np.float32),
+]
+
+
+@pytest.mark.parametrize('space', _SPACES, ids=str)
+@pytest.mark.parametrize('dtype', [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize('batch', [(), (1,), (5,)], ids=['single', 'batch1', 'batch5'])
+def test_range_normalize_gives_the_bits_of_numpy_reference(space, dtype, batch):
+    env = wrappers.RangeNormalize(
+        _counting_env(observation_space=space, action_space=space.__class__(
+            space.low, space.high, dtype=space.dtype if space.dtype != np.int64 else np.float32)))
+    rng = np.random.default_rng(0)
+    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+    action_space = env.env.action_space
+    action_low, action_high = (action_space.low.astype(np.float64),
+                               action_space.high.astype(np.float64))
+    for _ in range(20):
+        observ = _random_values(rng, batch + space.shape, dtype, 10.0)
+        _assert_same_bits(env.observation(observ),
+                          (2 * (observ - low) / (high - low) - 1).astype(np.float32))
+        action = _random_values(rng, batch + space.shape, dtype, 1.0)
+        expected = action_low + (action + 1) / 2 * (action_high - action_low)
+        _assert_same_bits(env.action(action), expected.astype(action_space.dtype))
+    listed = [0.5, -3.0, 1.0]
+    expected = action_low + (np.asarray(listed) + 1) / 2 * (action_high - action_low)
+    _assert_same_bits(env.action(listed), expected.astype(action_space.dtype))
+
+
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
+@pytest.mark.parametrize('batch', [(), (1,), (5,)], ids=['single', 'batch1', 'batch5'])
+def test_clip_action_gives_the_bits_of_numpy_clip(dtype, batch):
+    space = gymnasium.spaces.Box(
+        np.array([-1.0, 0.0, -0.0], dtype), np.array([1.0, 2.0, 0.0], dtype), dtype=dtype)
+    inner = _counting_env(action_space=space)
+    env = wrappers.ClipAction(inner)
+    rng = np.random.default_rng(1)
+    for action_dtype in (np.float32, np.float64):
+        for _ in range(20):
+            action = _random_values(rng, batch + (3,), action_dtype, 1.0)
+            action.flat[::7] = np.nan
+            clipped = env.action(action)
+            _assert_same_bits(clipped, np.clip(action, space.low, space.high).astype(dtype))
+            assert not np.shares_memory(clipped, action)
+    _assert_same_bits(env.action([5.0, -1.0, -0.0]),
+                      np.clip([5.0, -1.0, -0.0], space.low, space.high).astype(dtype))
+    env.reset()
+    action = np.array([3.0, -3.0, 0.5], dtype)
+    env.step(action)
+    _assert_same_bits(inner.actions[-1], np.array([1.0, 0.0, 0.0], dtype))
+    np.testing.assert_array_equal(action, [3.0, -3.0, 0.5])  # The agent's action is kept.
+
+
+def _reference_32_bit(value):
+    """The conversion of `ConvertTo32Bit.observation`, written plainly."""
+    array = np.asarray(value)
+    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
+        raise ValueError('non-finite')
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    elif array.dtype == np.int64:
+        array = array.astype(np.int32)
+    return array[()] if array.ndim == 0 else array
+
+
+@pytest.mark.parametrize(
+    'dtype', [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize('shape', [(), (1,), (3,), (5, 4)])
+def test_convert_to_32_bit_gives_the_bits_of_numpy_reference(dtype, shape):
+    env = wrappers.ConvertTo32Bit(_counting_env())
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        observ = _random_values(rng, shape, np.float64, 100.0).astype(dtype)
+        _assert_same_bits(env.observation(observ), _reference_32_bit(observ))
+        _assert_same_bits(env.observation(observ[()]), _reference_32_bit(observ[()]))
+    nested = env.observation((np.zeros(shape, dtype), {'a': np.ones(shape, dtype), 'b': 3}))
+    _assert_same_bits(nested[0], _reference_32_bit(np.zeros(shape, dtype)))
+    _assert_same_bits(nested[1]['a'], _reference_32_bit(np.ones(shape, dtype)))
+    _assert_same_bits(nested[1]['b'], np.int32(3))
+
+
+@pytest.mark.parametrize('reward', [
+    1.0, -0.0, 1e300, np.float64(-2.5), np.float32(0.1), np.float16(3.0), 7, np.int64(-3),
+    True, np.array(1.5), np.array([1.0, 2.0]), np.array([3, 4], np.int64),
+    np.array([0.5, -1.0], np.float32)], ids=repr)
+def test_convert_to_32_bit_converts_rewards_as_numpy_does(reward):
+    env = wrappers.ConvertTo32Bit(_counting_env())
+    with np.errstate(over='ignore'):
+        _assert_same_bits(env.reward(reward), np.float32(reward))
+
+
+@pytest.mark.parametrize('bad', [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize('dtype', [float, np.float64, np.float32, np.float16])
+def test_convert_to_32_bit_rejects_non_finite_rewards_and_observations(bad, dtype):
+    env = wrappers.ConvertTo32Bit(_counting_env())
+    rewards = [dtype(bad), np.array(bad, dtype), np.array([1.0, bad], dtype)]
+    for reward in rewards:
+        with pytest.raises(ValueError, match='non-finite reward'):
+            env.reward(reward)
+    observ_dtype = np.float64 if dtype is float else dtype
+    for observ in (np.array([1.0, bad, 2.0], observ_dtype), np.array(bad, observ_dtype),
+                   np.full((3, 2), bad, observ_dtype), (np.zeros(2), np.array([bad]))):
+        with pytest.raises(ValueError, match='non-finite observation'):
+            env.observation(observ)
+    # Finite values whose squares overflow are finite observations.
+    large = np.array([np.finfo(observ_dtype).max, -np.finfo(observ_dtype).max, 1.0], observ_dtype)
+    with np.errstate(over='ignore'):  # float64's largest values are infinite in float32.
+        _assert_same_bits(env.observation(large), _reference_32_bit(large))
