@@ -121,7 +121,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             that time; this saves the wake-up of a sleeping worker when the
             parent steps again at once (as a benchmark does), and costs no CPU
             when it steps rarely (as a training loop does, which computes for a
-            millisecond between steps). 0 makes workers always sleep.
+            millisecond between steps). The parent polls as long for the
+            remaining replies while fewer workers are busy than there are
+            cores. 0 makes workers and parent always sleep.
 
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
@@ -151,6 +153,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._auto_reset = auto_reset
         self._slice_options = dict(auto_reset=auto_reset, return_infos=return_infos)
         self._spin_seconds = spin_seconds
+        self._cores = os.cpu_count() or 1
         try:
             self._start(constructors, seeds, num_workers, step_in_parent, start_method)
         except BaseException:
@@ -416,7 +419,11 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         pending = {worker.result_fd: worker for worker in workers}
         replies, worker_errors = {}, []
         while pending:
-            ready = self._waiter.wait(deadline, f'environment workers {description}')
+            # Polling takes no core from the workers while fewer are busy than
+            # there are cores, as after the first of two workers on two cores replied.
+            spin_seconds = self._spin_seconds if len(pending) < self._cores else 0.0
+            ready = self._waiter.wait(
+                deadline, f'environment workers {description}', spin_seconds)
             if not ready:
                 raise self._timeout_error(list(pending.values()), description, timeout)
             for fd in ready:

@@ -81,12 +81,15 @@ class Waiter:
         if self._signal_fd is not None:
             self._poller.register(self._signal_fd, select.POLLIN)
 
-    def wait(self, deadline, description):
+    def wait(self, deadline, description, spin_seconds=0.0):
         """Wait until some file descriptors are readable or the deadline passes.
 
         Args:
           deadline: `time.monotonic()` time to give up at, or None to wait for ever.
           description: What is waited for, for the message of an interruption.
+          spin_seconds: Seconds to poll without sleeping first, yielding the
+            core to any other process that wants it; an answer expected soon is
+            then seen without the cost of waking up.
 
         Raises:
           errors.WaitInterrupted: If Ctrl-C or SIGTERM arrives while waiting.
@@ -96,8 +99,16 @@ class Waiter:
           included); empty if the deadline passed.
         """
         discard_handled_signals()
+        spin_until = time.monotonic() + spin_seconds
+        if deadline is not None:
+            spin_until = min(spin_until, deadline)
         while True:
-            if deadline is None:
+            if time.monotonic() < spin_until:
+                events = self._poller.poll(0)
+                if not events:
+                    os.sched_yield()
+                    continue
+            elif deadline is None:
                 events = self._poller.poll()
             else:
                 events = self._poller.poll(max(0.0, deadline - time.monotonic()) * 1000)

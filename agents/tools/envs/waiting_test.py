@@ -30,21 +30,33 @@ def recorded_sigint():
     waiting.discard_signals()
 
 
-def test_returns_the_readable_descriptors_or_nothing_at_the_deadline(pipe):
+# Waits that sleep at once, and waits that poll (for longer than the test) first.
+_SPINS = [0.0, 60.0]
+
+
+@pytest.mark.parametrize('spin_seconds', _SPINS)
+def test_returns_the_readable_descriptors_or_nothing_at_the_deadline(pipe, spin_seconds):
     read_fd, write_fd = pipe
     waiter = waiting.Waiter([read_fd])
-    assert waiter.wait(time.monotonic() + 0.05, 'nothing') == []
+    assert waiter.wait(time.monotonic() + 0.05, 'nothing', spin_seconds) == []
     os.write(write_fd, b'x')
-    assert waiter.wait(None, 'a byte') == [read_fd]
+    assert waiter.wait(None, 'a byte', spin_seconds) == [read_fd]
+    os.read(read_fd, 1)
+    timer = threading.Timer(0.01, os.write, (write_fd, b'x'))
+    timer.start()
+    assert waiter.wait(None, 'a byte written while waiting', spin_seconds) == [read_fd]
+    timer.join()
 
 
-def test_signal_during_a_wait_in_another_thread_interrupts_it(pipe, recorded_sigint):
+@pytest.mark.parametrize('spin_seconds', _SPINS)
+def test_signal_during_a_wait_in_another_thread_interrupts_it(
+        pipe, recorded_sigint, spin_seconds):
     waiter = waiting.Waiter([pipe[0]])
     outcome = []
 
     def wait():
         try:
-            waiter.wait(time.monotonic() + 30, 'the pipe')
+            waiter.wait(time.monotonic() + 30, 'the pipe', spin_seconds)
         except errors.WaitInterrupted as error:
             outcome.append(error)
 
