@@ -4,7 +4,8 @@ Compares, for Pendulum-v1 and HalfCheetah-v5 at batch sizes 1 to 32: a plain
 Python loop over in-process environments, Gymnasium's SyncVectorEnv and
 AsyncVectorEnv (shared memory), this project's `BatchEnv` over in-process
 environments and over `ExternalProcess` workers, `ParallelBatchEnv` (its
-default settings and other worker counts), and raw envpool beside the
+default settings, other worker counts, and processes that never poll before
+they sleep), and raw envpool beside the
 `envpool` backend (`EnvpoolBatchEnv`, without infos as training uses it).
 Every backend steps the same pre-generated random actions and resets finished
 episodes, so only stepping is measured. Backends are measured in turns,
@@ -178,6 +179,9 @@ def backends(env_id):
             parallel, num_workers=2, step_in_parent=True),
         'ParallelBatchEnv (return_infos=False)': functools.partial(
             parallel, return_infos=False),
+        # The default before workers and parent polled before sleeping.
+        'ParallelBatchEnv (spin_seconds=0, never polls)': functools.partial(
+            parallel, spin_seconds=0),
         RAW_ENVPOOL: functools.partial(RawEnvpool, env_id),
         ENVPOOL: lambda size: ProjectBatch(
             envs.EnvpoolBatchEnv([constructor] * size, return_infos=False)),

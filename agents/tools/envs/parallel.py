@@ -16,7 +16,8 @@ whose idle cores halt, as much as stepping a few cheap environments. So a
 worker whose commands have been coming quickly polls its pipe for a short,
 bounded time after replying before it sleeps: when the parent sends the next
 step in that time, no wake-up is paid. The pipe still carries every command,
-so nothing is lost whichever way the worker waits.
+so nothing is lost whichever way the worker waits. The parent polls likewise
+for the remaining replies while fewer workers are busy than there are cores.
 """
 
 import copyreg
