@@ -18,6 +18,9 @@ bounded time after replying before it sleeps: when the parent sends the next
 step in that time, no wake-up is paid. The pipe still carries every command,
 so nothing is lost whichever way the worker waits. The parent polls likewise
 for the remaining replies while fewer workers are busy than there are cores.
+On a machine where other programs want the cores, polling would cost more
+than it saves, and both stop polling for a while (see `_CommandWait` and
+`waiting.SpinBudget`).
 """
 
 import copyreg
@@ -124,7 +127,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             when it steps rarely (as a training loop does, which computes for a
             millisecond between steps). The parent polls as long for the
             remaining replies while fewer workers are busy than there are
-            cores. 0 makes workers and parent always sleep.
+            cores. A process whose polling lost its core to another program
+            sleeps at once for a while (see `waiting.SpinBudget`). 0 makes
+            workers and parent always sleep.
 
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
@@ -153,7 +158,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._timeout = timeout
         self._auto_reset = auto_reset
         self._slice_options = dict(auto_reset=auto_reset, return_infos=return_infos)
-        self._spin_seconds = spin_seconds
+        self._spin = waiting.SpinBudget(spin_seconds)
         self._cores = os.cpu_count() or 1
         try:
             self._start(constructors, seeds, num_workers, step_in_parent, start_method)
@@ -312,7 +317,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                     f'worker process, cloudpickle failed: {error}') from error
             self._resources.workers.append(_Worker(
                 context, index, pickled_constructors, start, seeds[start:stop],
-                self._slice_options, self._spin_seconds))
+                self._slice_options, spin_seconds=self._spin.seconds))
         self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
         self._worker_of_fd = {}
         for worker in self._resources.workers:
@@ -422,9 +427,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         while pending:
             # Polling takes no core from the workers while fewer are busy than
             # there are cores, as after the first of two workers on two cores replied.
-            spin_seconds = self._spin_seconds if len(pending) < self._cores else 0.0
             ready = self._waiter.wait(
-                deadline, f'environment workers {description}', spin_seconds)
+                deadline, f'environment workers {description}',
+                self._spin if len(pending) < self._cores else None)
             if not ready:
                 raise self._timeout_error(list(pending.values()), description, timeout)
             for fd in ready:
@@ -740,33 +745,35 @@ def _worker_main(
 class _CommandWait:
     """A worker's wait for its next command: briefly polling if commands come fast.
 
-    Polls the command pipe for up to `spin_seconds` before sleeping on it, but
-    only while the previous wait was that short: when the parent computes for
-    long between commands (a training step), the worker sleeps at once and
-    spends no CPU. While polling it yields its core to any other process that
-    wants it, such as the parent on a machine with no idle core.
+    Polls the command pipe for up to `spin_seconds` before sleeping on it (see
+    `waiting.SpinBudget`), but only while the previous wait was that short:
+    when the parent computes for long between commands (a training step), the
+    worker sleeps at once and spends no CPU. Polling stops for a while when
+    the machine is busy, seen as a command that got less than half of the
+    core while the worker ran it: a polling process looks busy to the
+    scheduler, which then crowds the other processes on the remaining cores.
     """
 
     def __init__(self, fd, spin_seconds):
         """Wait on the file descriptor `fd`; `spin_seconds` bounds the polling."""
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
-        self._spin_seconds = spin_seconds
+        self._spin = waiting.SpinBudget(spin_seconds)
         self._last_wait = float('inf')
+        # Wall and CPU time at which the worker started running the last command.
+        self._command_started = None
 
     def wait(self):
         """Return once the pipe is readable (or closed)."""
         start = time.perf_counter()
-        if self._last_wait < self._spin_seconds:
-            deadline = start + self._spin_seconds
-            while not self._poller.poll(0):
-                if time.perf_counter() >= deadline:
-                    self._poller.poll()
-                    break
-                os.sched_yield()
-        else:
+        if self._command_started is not None:
+            wall_start, cpu_start = self._command_started
+            if time.thread_time() - cpu_start < (start - wall_start) / 2:
+                self._spin.back_off()
+        if not (self._last_wait < self._spin.seconds and self._spin.poll(self._poller)):
             self._poller.poll()
-        self._last_wait = time.perf_counter() - start
+        self._command_started = time.perf_counter(), time.thread_time()
+        self._last_wait = self._command_started[0] - start
 
 
 class _ReplyPickler(pickle.Pickler):

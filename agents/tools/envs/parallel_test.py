@@ -76,6 +76,27 @@ def test_command_wait_returns_for_a_command_or_a_closed_pipe_polling_or_sleeping
             os.close(write_fd)
 
 
+def test_command_wait_stops_polling_after_a_command_that_got_little_of_the_core(monkeypatch):
+    read_fd, write_fd = os.pipe()
+    try:
+        command_wait = parallel._CommandWait(read_fd, spin_seconds=60.0)
+        # Commands that have the core to themselves: CPU time passes as wall time.
+        monkeypatch.setattr(time, 'thread_time', time.perf_counter)
+        for _ in range(2):
+            os.write(write_fd, parallel._STEP)
+            command_wait.wait()
+            os.read(read_fd, 1)
+        assert not command_wait._spin.backing_off
+        # Another program holds the core while the command runs: no CPU time passes.
+        monkeypatch.setattr(time, 'thread_time', lambda: 0.0)
+        os.write(write_fd, parallel._STEP)
+        command_wait.wait()
+        assert command_wait._spin.backing_off
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 def test_bounded_polling_steps_as_sleeping_workers_do():
     actions = np.random.default_rng(0).uniform(-2, 2, (20, 4, 1)).astype(np.float32)
     results = []

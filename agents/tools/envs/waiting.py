@@ -81,15 +81,14 @@ class Waiter:
         if self._signal_fd is not None:
             self._poller.register(self._signal_fd, select.POLLIN)
 
-    def wait(self, deadline, description, spin_seconds=0.0):
+    def wait(self, deadline, description, spin=None):
         """Wait until some file descriptors are readable or the deadline passes.
 
         Args:
           deadline: `time.monotonic()` time to give up at, or None to wait for ever.
           description: What is waited for, for the message of an interruption.
-          spin_seconds: Seconds to poll without sleeping first, yielding the
-            core to any other process that wants it; an answer expected soon is
-            then seen without the cost of waking up.
+          spin: Optional `SpinBudget` to poll with before sleeping, so that an
+            answer expected soon is seen without the cost of waking up.
 
         Raises:
           errors.WaitInterrupted: If Ctrl-C or SIGTERM arrives while waiting.
@@ -99,24 +98,74 @@ class Waiter:
           included); empty if the deadline passed.
         """
         discard_handled_signals()
-        spin_until = time.monotonic() + spin_seconds
-        if deadline is not None:
-            spin_until = min(spin_until, deadline)
+        events = spin.poll(self._poller, deadline) if spin else []
         while True:
-            if time.monotonic() < spin_until:
-                events = self._poller.poll(0)
-                if not events:
-                    os.sched_yield()
-                    continue
-            elif deadline is None:
+            if not events and deadline is None:
                 events = self._poller.poll()
-            else:
+            elif not events:
                 events = self._poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
             ready = [fd for fd, _ in events if fd != self._signal_fd]
             if len(ready) < len(events):
                 raise_if_interrupted(description)
             if ready or (deadline is not None and time.monotonic() >= deadline):
                 return ready
+            events = []
+
+
+class SpinBudget:
+    """How long a process polls before it sleeps, and when it had better not.
+
+    Polling saves the wake-up of a sleeping process when the answer comes
+    soon, but pays only while the core is otherwise idle: each poll yields the
+    core to any other process that wants it, and one that takes it may keep it
+    for a whole time slice, while a sleeping process would have been woken at
+    once. So when a yield lost the core for longer than the whole budget, or
+    the process tells of other signs of a busy machine (`back_off`), polling
+    stops for the next `BACKOFF_WAITS` waits.
+    """
+
+    # Waits that sleep at once after polling lost the core to another process.
+    BACKOFF_WAITS = 1000
+
+    def __init__(self, seconds):
+        """Poll for up to `seconds` per wait."""
+        self.seconds = seconds
+        self._waits_without_polling = 0
+
+    def poll(self, poller, deadline=None):
+        """Poll a `select.poll` object until it has events or the budget is spent.
+
+        Args:
+          poller: The `select.poll` object.
+          deadline: Optional `time.monotonic()` time to stop at in any case.
+
+        Returns:
+          The poller's events; empty if there were none in the budget.
+        """
+        if self._waits_without_polling:
+            self._waits_without_polling -= 1
+            return []
+        now = time.monotonic()
+        end = now + self.seconds if deadline is None else min(now + self.seconds, deadline)
+        while now < end:
+            events = poller.poll(0)
+            if events:
+                return events
+            os.sched_yield()
+            before, now = now, time.monotonic()
+            if now - before > self.seconds:
+                self.back_off()
+                break
+        return []
+
+    @property
+    def backing_off(self):
+        """Whether the next wait sleeps at once because other programs want the cores."""
+        return self._waits_without_polling > 0
+
+    def back_off(self):
+        """Sleep at once in the next `BACKOFF_WAITS` waits: other programs want the cores."""
+        self._waits_without_polling = self.BACKOFF_WAITS
 
 
 def discard_signals():

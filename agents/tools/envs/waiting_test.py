@@ -31,20 +31,21 @@ def recorded_sigint():
 
 
 # Waits that sleep at once, and waits that poll (for longer than the test) first.
-_SPINS = [0.0, 60.0]
+_SPINS = [None, 60.0]
 
 
 @pytest.mark.parametrize('spin_seconds', _SPINS)
 def test_returns_the_readable_descriptors_or_nothing_at_the_deadline(pipe, spin_seconds):
     read_fd, write_fd = pipe
     waiter = waiting.Waiter([read_fd])
-    assert waiter.wait(time.monotonic() + 0.05, 'nothing', spin_seconds) == []
+    spin = spin_seconds and waiting.SpinBudget(spin_seconds)
+    assert waiter.wait(time.monotonic() + 0.05, 'nothing', spin) == []
     os.write(write_fd, b'x')
-    assert waiter.wait(None, 'a byte', spin_seconds) == [read_fd]
+    assert waiter.wait(None, 'a byte', spin) == [read_fd]
     os.read(read_fd, 1)
     timer = threading.Timer(0.01, os.write, (write_fd, b'x'))
     timer.start()
-    assert waiter.wait(None, 'a byte written while waiting', spin_seconds) == [read_fd]
+    assert waiter.wait(None, 'a byte written while waiting', spin) == [read_fd]
     timer.join()
 
 
@@ -56,7 +57,9 @@ def test_signal_during_a_wait_in_another_thread_interrupts_it(
 
     def wait():
         try:
-            waiter.wait(time.monotonic() + 30, 'the pipe', spin_seconds)
+            waiter.wait(
+                time.monotonic() + 30, 'the pipe',
+                spin_seconds and waiting.SpinBudget(spin_seconds))
         except errors.WaitInterrupted as error:
             outcome.append(error)
 
@@ -69,6 +72,31 @@ def test_signal_during_a_wait_in_another_thread_interrupts_it(
     assert isinstance(outcome[0], errors.WaitInterrupted)
     assert isinstance(outcome[0], KeyboardInterrupt)
     assert str(outcome[0]) == 'SIGINT interrupted waiting for the pipe.'
+
+
+class _CountingPoller:
+    """A `select.poll` stand-in that never has events and counts the polls."""
+
+    def __init__(self):
+        self.polls = 0
+
+    def poll(self, timeout=None):
+        self.polls += 1
+        return []
+
+
+def test_polling_stops_for_a_while_after_a_yield_lost_the_core(monkeypatch):
+    # Another process keeps the core for longer than the budget at every yield.
+    monkeypatch.setattr(os, 'sched_yield', lambda: time.sleep(0.01))
+    spin = waiting.SpinBudget(0.001)
+    poller = _CountingPoller()
+    assert not spin.backing_off
+    assert spin.poll(poller) == [] and poller.polls == 1
+    assert spin.backing_off
+    for _ in range(waiting.SpinBudget.BACKOFF_WAITS):
+        assert spin.poll(poller) == []
+    assert poller.polls == 1  # Sleeping at once meanwhile,
+    assert spin.poll(poller) == [] and poller.polls == 2  # and polling again after.
 
 
 def test_signals_before_a_wait_are_left_to_their_handlers(pipe, recorded_sigint):
