@@ -208,11 +208,13 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('experience'):
+            # Collecting rollouts trains in this branch; as a function call, the
+            # steps that do not train skip the bookkeeping of its many inputs.
             return tools.ordered_cond(
                 self._is_training,
                 lambda: self._define_experience(
                     agent_indices, observ, action, reward, done, next_observ),
-                lambda: tf.constant(''))
+                lambda: tf.constant(''), as_function=bool(self._config.rollout_length))
 
     def end_episode(self, agent_indices):
         """Move finished episodes into memory and train once memory is full.
@@ -253,7 +255,7 @@ class PPO:
                 is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
                 training_summary = tools.ordered_cond(
                     is_full, lambda: self._keep_for_logging(self._train_on_rollout()),
-                    lambda: tf.constant(''))
+                    lambda: tf.constant(''), as_function=True)
         with tf.control_dependencies([training_summary]):
             return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
                 lambda: [
