@@ -28,12 +28,22 @@ def write_scores(run_dir, steps, scores, tag='mean_score', suffix=''):
 
 
 def write_tensor_scores(run_dir, steps, scores, tag):
-    """Write scores with the TF2 summary API, which stores tensors instead of simple values."""
-    writer = tf.summary.create_file_writer(os.path.join(run_dir, 'eval'))
-    with writer.as_default():
+    """Write scores as the TF2 summary API stores them: tensors of the scalars plugin.
+
+    Written as protos, since the suite may have turned off eager execution, in
+    which `tf.summary.scalar` writes nothing outside a session.
+    """
+    metadata = tf.compat.v1.SummaryMetadata(
+        plugin_data=tf.compat.v1.SummaryMetadata.PluginData(plugin_name='scalars'))
+    with tf.Graph().as_default():
+        writer = tf.compat.v1.summary.FileWriter(
+            os.path.join(run_dir, 'eval'), filename_suffix='.v2')
         for step, score in zip(steps, scores):
-            tf.summary.scalar(tag, score, step=step)
-    writer.close()
+            value = tf.compat.v1.Summary.Value(
+                tag=tag, metadata=metadata,
+                tensor=tf.make_tensor_proto(np.float32(score)))
+            writer.add_summary(tf.compat.v1.Summary(value=[value]), step)
+        writer.close()
 
 
 def test_read_scores_of_a_run(tmp_path):
