@@ -100,10 +100,9 @@ class Waiter:
         discard_handled_signals()
         events = spin.poll(self._poller, deadline) if spin else []
         while True:
-            if not events and deadline is None:
-                events = self._poller.poll()
-            elif not events:
-                events = self._poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            if not events:
+                events = self._poller.poll(
+                    None if deadline is None else max(0.0, deadline - time.monotonic()) * 1000)
             ready = [fd for fd, _ in events if fd != self._signal_fd]
             if len(ready) < len(events):
                 raise_if_interrupted(description)
