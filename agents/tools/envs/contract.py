@@ -38,7 +38,9 @@ class BaseBatchEnv:
     `reset(indices, seeds, options)` resets the environments at `indices` (all
     if None) and returns their batched first observations, in the order of
     `indices`, and a tuple of their info dicts. Reset an environment whose
-    episode ended before stepping it again.
+    episode ended before stepping it again. `step_or_reset(actions, mask)`
+    resets the environments of a mask and steps the others in one call, as
+    Gymnasium's next-step autoreset does.
 
     Rewards are float32 (what the learners here take) unless `reward_dtype` is
     set to float64 (`batch.reward_dtype = np.float64`), which returns each
@@ -77,9 +79,9 @@ class BaseBatchEnv:
     the backend allows it.
 
     A backend calls `_set_spaces` once it knows the environments' spaces and
-    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__` and
-    `_apply`. It closes itself with `_shut_down` after a worker died, timed out
-    or a wait was interrupted.
+    implements `_step`, `_reset`, `_close` and, if it can, `__getitem__`,
+    `_apply` and a faster `_step_or_reset`. It closes itself with `_shut_down`
+    after a worker died, timed out or a wait was interrupted.
     """
 
     # The dtype of the rewards `step` returns; float32 or float64.
@@ -151,6 +153,46 @@ class BaseBatchEnv:
         actions = self._action_layout.check(
             actions, self._size if indices is None else len(indices))
         observ, reward, terminated, truncated, infos = self._step(actions, indices)
+        return observ, np.asarray(reward, self.reward_dtype), terminated, truncated, infos
+
+    def step_or_reset(self, actions, reset_mask):
+        """Reset the environments of `reset_mask` and step all others, in one call.
+
+        This is Gymnasium's next-step autoreset: an environment whose episode
+        ended is reset in place of its next step. The `parallel` backend, which
+        resets ended episodes ahead, does it in one exchange with its workers.
+
+        Args:
+          actions: Batch of actions for every environment; those of the reset
+            environments are checked but not used.
+          reset_mask: Bool array with one entry per environment, True for the
+            environments to reset (without seeds or options).
+
+        Raises:
+          ValueError: If the mask or the batch of actions has the wrong shape.
+          TypeError: If the mask is not bool, or an integer action space gets
+            non-integer actions.
+          RuntimeError: If the batch is closed.
+
+        Returns:
+          Tuple of what `step` returns for the whole batch: the observations
+          (first ones of the reset environments), rewards in `reward_dtype` (0
+          for the reset environments), bool terminated and truncated flags
+          (False for the reset environments), and a tuple of one info dict per
+          environment (the reset info of the reset environments).
+        """
+        self._check_open()
+        reset_mask = np.asarray(reset_mask)
+        if reset_mask.dtype != np.bool_:
+            raise TypeError(f'reset_mask must be a bool array, got dtype {reset_mask.dtype}.')
+        if reset_mask.shape != (self._size,):
+            raise ValueError(
+                f'reset_mask must have one entry per environment, shape ({self._size},), '
+                f'got shape {reset_mask.shape}.')
+        if not reset_mask.any():
+            return self.step(actions)
+        actions = self._action_layout.check(actions, self._size)
+        observ, reward, terminated, truncated, infos = self._step_or_reset(actions, reset_mask)
         return observ, np.asarray(reward, self.reward_dtype), terminated, truncated, infos
 
     def reset(self, indices=None, seeds=None, options=None):
@@ -262,6 +304,33 @@ class BaseBatchEnv:
           What `reset` returns.
         """
         raise NotImplementedError
+
+    def _step_or_reset(self, actions, reset_mask):
+        """Reset the environments of a checked mask, then step the others.
+
+        Backends that can do both at once override this.
+
+        Returns:
+          What `step_or_reset` returns, with rewards of any float dtype.
+        """
+        reset = np.flatnonzero(reset_mask).tolist()
+        stepped = np.flatnonzero(~reset_mask).tolist()
+        observ = self._observ_layout.empty(self._size)
+        reward = np.zeros(self._size)
+        terminated = np.zeros(self._size, bool)
+        truncated = np.zeros(self._size, bool)
+        infos = [None] * self._size
+        first_observ, reset_infos = self._reset(reset, [None] * len(reset), None)
+        self._observ_layout.assign(observ, reset, first_observ)
+        for index, info in zip(reset, reset_infos):
+            infos[index] = info
+        if stepped:
+            step_observ, reward[stepped], terminated[stepped], truncated[stepped], step_infos = (
+                self._step(self._action_layout.select(actions, stepped), stepped))
+            self._observ_layout.assign(observ, stepped, step_observ)
+            for index, info in zip(stepped, step_infos):
+                infos[index] = info
+        return observ, reward, terminated, truncated, tuple(infos)
 
     def _apply(self, function, args, indices):
         """Run `function(env, *args)` for the environments at checked indices.

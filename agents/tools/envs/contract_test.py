@@ -203,6 +203,52 @@ def test_steps_of_changing_subsets_match_the_environments_stepped_alone(
         ended[stepped] = result[2] | result[3]
 
 
+@pytest.mark.parametrize('constructor', [
+    testing.SHORT_TASKS['CartPole-v1'], functools.partial(testing.CountingEnv, length=3)])
+def test_step_or_reset_matches_the_environments_reset_or_stepped_alone(make_batch, constructor):
+    # Resets the environments that ended (reset ahead by the parallel backend)
+    # and, on some steps, others too, which backends must reset on the spot.
+    _skip_unless_any_environment(make_batch)
+    size = 6
+    batch = make_batch([constructor] * size)
+    expected_envs = [constructor() for _ in range(size)]
+    batch.reset(seeds=range(size))
+    for seed, env in enumerate(expected_envs):
+        env.reset(seed=seed)
+    batch.action_space.seed(0)
+    random = np.random.default_rng(0)
+    ended = np.zeros(size, bool)
+    for step in range(60):
+        reset_mask = ended | (random.random(size) < 0.1 if step % 3 == 0 else False)
+        actions = np.array([batch.action_space.sample() for _ in range(size)], np.int64)
+        observ, reward, terminated, truncated, infos = batch.step_or_reset(actions, reset_mask)
+        for index, env in enumerate(expected_envs):
+            if reset_mask[index]:
+                first_observ, info = env.reset()
+                expected = first_observ, 0.0, False, False, info
+            else:
+                expected = env.step(actions[index])
+            np.testing.assert_array_equal(observ[index], np.asarray(expected[0], observ.dtype))
+            assert (reward[index], terminated[index], truncated[index]) == expected[1:4]
+            assert infos[index] == expected[4]
+        assert reward.dtype == np.float32 and len(infos) == size
+        ended = terminated | truncated
+
+
+def test_step_or_reset_refuses_a_bad_mask(make_batch):
+    _skip_unless_any_environment(make_batch)
+    batch = make_batch([testing.CountingEnv] * 2)
+    batch.reset()
+    with pytest.raises(TypeError, match='reset_mask must be a bool array'):
+        batch.step_or_reset([0, 0], [1, 0])
+    with pytest.raises(ValueError, match=r'one entry per environment, shape \(2,\)'):
+        batch.step_or_reset([0, 0], np.zeros(3, bool))
+    with pytest.raises(ValueError, match='one action per environment'):
+        batch.step_or_reset([0], np.array([True, False]))
+    np.testing.assert_array_equal(
+        batch.step_or_reset([0, 0], np.zeros(2, bool))[0][:, 0], [1, 1])
+
+
 def test_rewards_are_float32_or_exact_float64(make_batch):
     if make_batch.backend == 'envpool':
         pytest.skip('envpool computes rewards in float32 and cannot reseed (envpool_test.py).')

@@ -210,13 +210,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             local_indices, worker_indices = self._by_host(indices)
             messages = [(worker, _STEP_SOME, None) for worker, _ in worker_indices]
             run_local = functools.partial(local.step, some=True) if local_indices else None
-        replies = self._exchange(messages, run_local, 'calling step()')
-        infos = {}
-        for reply in replies:
-            if reply is not None:
-                step_infos, first_infos = reply
-                infos.update(step_infos)
-                self._first_infos.update(first_infos)
+        infos = self._exchange_steps(messages, run_local)
         # A slice gives views into shared memory, which are copied; indices give copies.
         take = (lambda array: array.copy()) if indices is None else (
             lambda array: array.take(rows, axis=0))
@@ -228,6 +222,60 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             observ, take(self._reward), terminated, truncated,
             tuple(infos.get(index, {}) for index in (
                 range(self._size) if indices is None else indices)))
+
+    def _step_or_reset(self, actions, reset_mask):
+        """Step the environments not in the mask; those in it were reset ahead.
+
+        One exchange with the workers, as a step of some environments, when every
+        environment to reset was reset after its last step.
+        """
+        if not (self._auto_reset and self._has_first_observ[reset_mask].all()):
+            return super()._step_or_reset(actions, reset_mask)
+        reset = np.flatnonzero(reset_mask)
+        stepping = ~reset_mask
+        for target, leaf in zip(self._actions, self._action_layout.flatten(actions)):
+            target[...] = leaf
+        self._stepping[:] = stepping
+        reset_infos = {
+            index: self._first_infos[index] for index in reset.tolist()
+            if index in self._first_infos}
+        self._first_infos = {}
+        self._has_first_observ[:] = False
+        local = self._resources.local
+        messages = [
+            (worker, _STEP_SOME, None) for worker in self._resources.workers
+            if stepping[worker.start:worker.stop].any()]
+        run_local = (
+            functools.partial(local.step, some=True)
+            if local and stepping[local.start:local.stop].any() else None)
+        infos = self._exchange_steps(messages, run_local)
+        infos.update(reset_infos)
+        observ = []
+        for leaf, first_leaf in zip(self._observ, self._first_observ):
+            leaf = leaf.copy()
+            leaf[reset] = first_leaf[reset]
+            observ.append(leaf)
+        reward = self._reward.copy()
+        reward[reset] = 0.0
+        terminated, truncated = self._terminated & stepping, self._truncated & stepping
+        self._has_first_observ[:] = terminated | truncated
+        return (
+            self._observ_layout.unflatten(observ), reward, terminated, truncated,
+            tuple(infos.get(index, {}) for index in range(self._size)))
+
+    def _exchange_steps(self, messages, run_local):
+        """Exchange step commands and keep the infos of automatic resets.
+
+        Returns:
+          Dict from batch index to the non-empty info of its step.
+        """
+        infos = {}
+        for reply in self._exchange(messages, run_local, 'calling step()'):
+            if reply is not None:
+                step_infos, first_infos = reply
+                infos.update(step_infos)
+                self._first_infos.update(first_infos)
+        return infos
 
     def _reset(self, indices, seeds, options):
         """Reset environments; those reset after their last step need no round trip.

@@ -113,7 +113,7 @@ class SB3VecEnv(VecEnv):
         dones = terminated | truncated
         infos = [
             dict(info, **{'TimeLimit.truncated': bool(cut and not ended)})
-            for info, cut, ended in zip(infos, truncated, terminated)]
+            for info, cut, ended in zip(infos, truncated.tolist(), terminated.tolist())]
         ended = np.flatnonzero(dones)
         if len(ended):
             for index in ended:

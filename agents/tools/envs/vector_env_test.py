@@ -107,6 +107,27 @@ def test_infos_and_resets_of_environments_ending_at_different_steps(make_vector_
     sync.close()
 
 
+def test_infos_are_added_as_gymnasium_adds_them():
+    infos = [
+        {'int': 1, 'float': 0.5, 'bool': True, 'scalar': np.float32(2.5),
+         'array': np.arange(3.0), 'text': 'a', 'nested': {'inner': 4, 'deeper': {'x': 1.5}}},
+        {},
+        {'float': 1.5, 'final_obs': np.ones(2), 'nested': {'other': np.int64(7)}},
+        {'text': 'd', 'final_obs': np.zeros(2), 'array': np.ones(3), 'bool': False}]
+
+    class Reference(gymnasium.vector.VectorEnv):
+        num_envs = len(infos)
+
+    class Ours(Reference):
+        _add_info = vector_env.VectorEnv._add_info
+
+    expected, actual = {}, {}
+    for index, info in enumerate(infos):
+        expected = Reference()._add_info(expected, info, index)
+        actual = Ours()._add_info(actual, info, index)
+    testing.assert_identical(actual, expected)
+
+
 def test_call_get_attr_and_set_attr(make_vector_env):
     ours = make_vector_env(testing.counting_envs())
     sync = gymnasium.vector.SyncVectorEnv(testing.counting_envs())
