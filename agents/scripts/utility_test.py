@@ -147,6 +147,32 @@ def test_unknown_backend_is_refused():
         utility.define_batch_env([], 'threads')
 
 
+def test_session_config_removes_control_dependency_no_ops_and_keeps_the_order():
+
+    def run(config):
+        with tf.Graph().as_default():
+            counter = tf.compat.v1.get_variable('counter', initializer=0.0, use_resource=True)
+            value = tf.constant(0.0)
+            for _ in range(10):
+                with tf.control_dependencies([value]):
+                    increment = tf.group(counter.assign_add(1.0))
+                with tf.control_dependencies([increment]):
+                    value = tf.identity(counter.read_value() * 2.0)
+            with tf.compat.v1.Session(config=config) as sess:
+                sess.run(counter.initializer)
+                metadata = tf.compat.v1.RunMetadata()
+                result = sess.run(value, options=tf.compat.v1.RunOptions(
+                    output_partition_graphs=True), run_metadata=metadata)
+        nodes = [node.op for graph in metadata.partition_graphs for node in graph.node]
+        return result, nodes.count('NoOp') + nodes.count('Identity')
+
+    ours, unoptimized = utility.session_config(), tf.compat.v1.ConfigProto()
+    unoptimized.graph_options.rewrite_options.disable_meta_optimizer = True
+    (result, no_ops), (expected, unoptimized_no_ops) = run(ours), run(unoptimized)
+    assert result == expected == 20.0
+    assert no_ops < unoptimized_no_ops
+
+
 def _train_in_loop(logdir, steps_per_run, rollout_length):
     """Train a tiny PPO for three updates in a loop; its results, summaries and variables."""
     config = utility.make_config('pendulum')
@@ -163,7 +189,7 @@ def _train_in_loop(logdir, steps_per_run, rollout_length):
         loop.add_phase(
             'train', graph.done, graph.score, graph.summary, steps=200, log_every=60,
             feed={graph.is_training: True}, steps_per_run=steps_per_run)
-        with tf.compat.v1.Session() as sess:
+        with tf.compat.v1.Session(config=utility.session_config()) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             results = [(each.step, each.score, each.episodes)
                        for each in loop.run(sess, None, config.steps)]
