@@ -362,7 +362,9 @@ def _memory_line(runs):
 
 
 def _duration(seconds):
-    """Seconds under two minutes, else minutes."""
+    """Seconds (tenths under ten) under two minutes, else minutes."""
+    if seconds < 10:
+        return f'{seconds:.1f} s'
     return f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.1f} min'
 
 
