@@ -167,6 +167,22 @@ def test_step_of_some_environments_steps_only_those_in_the_order_given(make_batc
         batch.step([0], [3])
 
 
+def _beside_its_environments(make_batch, constructor, size):
+    """A batch of `size` environments and the same environments alone, reset alike.
+
+    Returns:
+      The batch, with its action space seeded, and the list of environments.
+    """
+    _skip_unless_any_environment(make_batch)
+    batch = make_batch([constructor] * size)
+    expected_envs = [constructor() for _ in range(size)]
+    batch.reset(seeds=range(size))
+    for seed, env in enumerate(expected_envs):
+        env.reset(seed=seed)
+    batch.action_space.seed(0)
+    return batch, expected_envs
+
+
 @pytest.mark.parametrize('constructor', [
     testing.SHORT_TASKS['CartPole-v1'], functools.partial(testing.CountingEnv, length=3)])
 def test_steps_of_changing_subsets_match_the_environments_stepped_alone(
@@ -174,14 +190,8 @@ def test_steps_of_changing_subsets_match_the_environments_stepped_alone(
     # As Gymnasium's NEXT_STEP autoreset steps them: environments that ended are
     # reset while others are stepped, in random orders, so some processes
     # step all of their environments, some a few and some none.
-    _skip_unless_any_environment(make_batch)
     size = 6
-    batch = make_batch([constructor] * size)
-    expected_envs = [constructor() for _ in range(size)]
-    batch.reset(seeds=range(size))
-    for seed, env in enumerate(expected_envs):
-        env.reset(seed=seed)
-    batch.action_space.seed(0)
+    batch, expected_envs = _beside_its_environments(make_batch, constructor, size)
     random = np.random.default_rng(0)
     ended = np.zeros(size, bool)
     for _ in range(60):
@@ -208,14 +218,8 @@ def test_steps_of_changing_subsets_match_the_environments_stepped_alone(
 def test_step_or_reset_matches_the_environments_reset_or_stepped_alone(make_batch, constructor):
     # Resets the environments that ended (reset ahead by the parallel backend)
     # and, on some steps, others too, which backends must reset on the spot.
-    _skip_unless_any_environment(make_batch)
     size = 6
-    batch = make_batch([constructor] * size)
-    expected_envs = [constructor() for _ in range(size)]
-    batch.reset(seeds=range(size))
-    for seed, env in enumerate(expected_envs):
-        env.reset(seed=seed)
-    batch.action_space.seed(0)
+    batch, expected_envs = _beside_its_environments(make_batch, constructor, size)
     random = np.random.default_rng(0)
     ended = np.zeros(size, bool)
     for step in range(60):
