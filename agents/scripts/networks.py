@@ -339,8 +339,9 @@ def _apply_to_all_steps(cell, observations, length, state):
 
     A loop over time steps costs far more than one matrix product over all of
     them, and feed-forward cells do not need it. Outputs after each sequence's
-    length are zero and the state passes through, as with dynamic_rnn; the
-    variables live in the same 'rnn' scope.
+    length are zero (no mask when `length` is None: every step is valid) and
+    the state passes through, as with dynamic_rnn; the variables live in the
+    same 'rnn' scope.
     """
     batch_size, num_steps = tf.shape(observations)[0], tf.shape(observations)[1]
     if state is None:
@@ -349,13 +350,12 @@ def _apply_to_all_steps(cell, observations, length, state):
         observations, tf.concat([[batch_size * num_steps], tf.shape(observations)[2:]], 0))
     with tf.compat.v1.variable_scope('rnn'):
         outputs, _ = cell(steps, tf.zeros([batch_size * num_steps, cell.state_size]))
-    if length is None:
-        valid = tf.ones([batch_size, num_steps], tf.bool)
-    else:
-        valid = tf.sequence_mask(length, num_steps)
+    valid = None if length is None else tf.sequence_mask(length, num_steps)
 
     def restore_time_axis(output):
         output = tf.reshape(output, tf.concat([[batch_size, num_steps], tf.shape(output)[1:]], 0))
+        if valid is None:
+            return output
         mask = tf.reshape(valid, tf.concat([tf.shape(valid), tf.ones(
             [output.shape.rank - 2], tf.int32)], 0))
         return tf.where(mask, output, tf.zeros_like(output))

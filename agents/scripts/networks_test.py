@@ -39,6 +39,20 @@ def _session():
     return session
 
 
+@pytest.mark.parametrize('network', [
+    networks.feed_forward_gaussian, networks.feed_forward_categorical])
+def test_feed_forward_without_length_equals_full_length(network):
+    action_space = _BOX if network is networks.feed_forward_gaussian else _DISCRETE
+    with tf.Graph().as_default():
+        template = _template(network, action_space=action_space)
+        unmasked = template(_observations(), None)
+        masked = template(_observations(), tf.constant([5, 5]))
+        with _session() as session:
+            results = session.run([
+                (output.value, output.policy.parameters) for output in (unmasked, masked)])
+    tf.nest.map_structure(np.testing.assert_array_equal, results[0], results[1])
+
+
 @pytest.mark.parametrize('network', _GAUSSIAN_NETWORKS)
 def test_gaussian_output_shapes_and_init_std(network):
     with tf.Graph().as_default():

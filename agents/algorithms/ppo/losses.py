@@ -27,7 +27,8 @@ def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, l
       log_prob: Log probability of the actions under `policy`, `[batch, time]`.
       old_log_prob: The same under `old_policy`.
       advantage: Advantages `[batch, time]`; no gradient flows into them.
-      length: Int32 `[batch]`, the valid steps of each sequence.
+      length: Int32 `[batch]`, the valid steps of each sequence; None when
+        every step is valid.
       penalty: Scalar tensor, the current KL penalty coefficient.
 
     Returns:
@@ -74,7 +75,8 @@ def value_loss(config, value, old_value, return_, length):
       value: Current value estimates `[batch, time]`.
       old_value: Value estimates before the update `[batch, time]`.
       return_: Targets `[batch, time]`.
-      length: Int32 `[batch]`, the valid steps of each sequence.
+      length: Int32 `[batch]`, the valid steps of each sequence; None when
+        every step is valid.
 
     Returns:
       Scalar loss, already scaled by `value_coef`.
@@ -89,6 +91,11 @@ def value_loss(config, value, old_value, return_, length):
 
 
 def mean_over_time(tensor, length):
-    """Mean over the valid time steps of each sequence of a [batch, time] tensor."""
+    """Mean over the valid time steps of each sequence of a [batch, time] tensor.
+
+    A `length` of None means every step is valid, which needs no mask.
+    """
+    if length is None:
+        return tf.reduce_mean(tensor, 1)
     total = tf.reduce_sum(utility.mask(tensor, length), 1)
     return total / tf.cast(tf.maximum(length, 1), total.dtype)

@@ -411,7 +411,9 @@ class PPO:
           Dict of the scalar metrics named in `_UPDATE_METRICS`.
         """
         config = self._config
-        sequences, length = batch['sequence'], batch['length']
+        sequences = batch['sequence']
+        # Feed-forward updates train on single valid steps, which need no masks.
+        length = batch['length'] if self._is_recurrent else None
         network = self._network(sequences['observ'], length)
         old_policy = self._policy_type(**sequences['policy'])
         action = sequences['action']

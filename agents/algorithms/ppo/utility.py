@@ -21,7 +21,8 @@ def mask(tensor, length):
 
     Args:
       tensor: Tensor `[batch, time, ...]`.
-      length: Integer tensor `[batch]`, the number of valid steps.
+      length: Integer tensor `[batch]`, the number of valid steps; None when
+        every step is valid.
 
     Returns:
       Tensor like `tensor`, zero at and after each sequence's length; NaN or
@@ -30,6 +31,8 @@ def mask(tensor, length):
     tensor = tf.convert_to_tensor(tensor)
     if tensor.shape.rank is not None and tensor.shape.rank < 2:
         raise ValueError(f'mask needs a tensor of shape [batch, time, ...], got {tensor.shape}.')
+    if length is None:
+        return tensor
     with tf.name_scope('mask'):
         valid = tf.sequence_mask(length, tf.shape(tensor)[1])
         extra_dims = tf.ones([tf.rank(tensor) - 2], tf.int32)

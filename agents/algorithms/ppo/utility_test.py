@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
 
 _DISCOUNT = 0.9
@@ -170,6 +171,15 @@ def test_mask_zeros_padding_of_any_rank():
     result = _evaluate(utility.mask, tensor, length)
     expected = (np.arange(4)[None, :, None] < length[:, None, None]).astype(np.float32)
     np.testing.assert_array_equal(result, np.broadcast_to(expected, tensor.shape))
+
+
+def test_mask_and_mean_over_time_without_length_take_every_step():
+    tensor = np.random.RandomState(0).normal(size=(3, 2)).astype(np.float32)
+    full = np.full(3, 2, np.int32)
+    np.testing.assert_array_equal(_evaluate(utility.mask, tensor, None), tensor)
+    np.testing.assert_array_equal(
+        _evaluate(losses.mean_over_time, tensor, None),
+        _evaluate(losses.mean_over_time, tensor, full))
 
 
 def test_bad_input_raises_clear_errors():
