@@ -252,17 +252,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         tasks whose every step returns an info, as MuJoCo tasks do.
         """
         for key, value in env_info.items():
-            if key == 'final_obs':
-                array = vector_infos.get(key)
-                if array is None:
-                    array = np.full(self.num_envs, None, object)
-                array[env_num] = value
-            elif isinstance(value, dict):
+            if isinstance(value, dict) and key != 'final_obs':
                 array = self._add_info(vector_infos.get(key, {}), value, env_num)
             else:
                 array = vector_infos.get(key)
                 if array is None:
-                    array = _info_array(value, self.num_envs)
+                    array = _info_array(key, value, self.num_envs)
                 array[env_num] = value
             vector_infos[key] = array
             mask_key = '_' + key
@@ -301,8 +296,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return mask
 
 
-def _info_array(value, size):
-    """The array Gymnasium's vector infos hold a key in, given its first value."""
+def _info_array(key, value, size):
+    """The array Gymnasium's vector infos hold a key in, given its first value.
+
+    Last observations ('final_obs') stay objects, so users can index them unbatched.
+    """
+    if key == 'final_obs':
+        return np.full(size, None, object)
     if type(value) in (int, float, bool) or isinstance(value, np.number):
         return np.zeros(size, type(value))
     if isinstance(value, np.ndarray):
