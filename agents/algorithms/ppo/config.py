@@ -25,6 +25,9 @@ class PPOConfig:
         'constant', 'Keep the learning rate, or decay it linearly to zero over `steps`.')
     max_gradient_norm: float | None = key(
         None, 'Clip the gradients to this global norm; no clipping if None.', above=0)
+    jit_update: bool = key(
+        False, 'Compile the loss and gradients of each update step with XLA; slower on '
+        'the 2-core CPU measured (benchmarks/update_step.py).')
     update_every: int = key(
         30, 'Episodes collected before each update (without rollout_length).', at_least=1)
     rollout_length: int | None = key(

@@ -180,6 +180,21 @@ def test_gradient_clipping_bounds_the_update():
     assert 0 < update_size(1e-3) <= 1e-3 * (1 + 1e-5)
 
 
+def test_xla_compiled_update_trains_as_the_plain_one():
+    # Same seed, same experience: the compiled loss and gradients move the
+    # weights as the plain ones do, up to float rounding.
+    config = dict(rollout_length=4, gae_lambda=0.95, minibatch_size=2, update_epochs=2)
+    plain, compiled = [
+        _train_steps(_config(jit_update=jit_update, **config), durations=(3, 3), steps=4, seed=2)
+        for jit_update in (False, True)]
+    assert plain['summary']['training/update_steps'] == 8  # 8 steps, 2 at a time, twice.
+    assert any(not np.array_equal(a, b) for a, b in zip(plain['before'], plain['after']))
+    assert plain['summary']['training/value_loss'] == pytest.approx(
+        compiled['summary']['training/value_loss'], rel=1e-4)
+    for weight_plain, weight_compiled in zip(plain['after'], compiled['after']):
+        np.testing.assert_allclose(weight_plain, weight_compiled, rtol=1e-4, atol=1e-5)
+
+
 def test_update_on_short_episodes_touches_only_their_steps():
     # Episodes of 3 steps in a memory padded to 5 or to 50 steps: the update runs
     # over the 6 real steps only, two at a time, and moves the weights alike.
