@@ -21,7 +21,6 @@ changes hit every set alike. Usage:
         [--out benchmarks/results/graph_rewrites.md]
 """
 
-import argparse
 import json
 import os
 import time
@@ -40,13 +39,8 @@ def train_once(config_name, variant, phases):
 
 def main():
     """Run the benchmark as the command line asks and print its table."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--configs', default='pendulum,cartpole,cheetah')
-    parser.add_argument('--variants', default='default,dependency,none')
-    parser.add_argument('--repeats', type=int, default=2)
-    parser.add_argument('--phases', type=int, default=6)
-    parser.add_argument('--out', default=None, help='also write the table to this file')
-    parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
+    parser = phase_timing.parser(
+        __doc__.split('\n')[0], 'pendulum,cartpole,cheetah', ','.join(VARIANTS), phases=6)
     args = parser.parse_args()
     if args.child:
         config_name, variant, phases = args.child.split(',')
@@ -64,10 +58,7 @@ def main():
         f'{args.variants} --repeats {args.repeats} --phases {args.phases}',
         started, load_before,
         phase_timing.table(results, variants, args.phases, 'default', 'optimizers'), configs)
-    print(text)
-    if args.out:
-        with open(args.out, 'w') as file_:
-            file_.write(text + '\n')
+    phase_timing.publish(text, args.out)
 
 
 if __name__ == '__main__':

@@ -8,6 +8,7 @@ puts the first phase (which builds and optimizes the graph) apart from the
 later ones.
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -21,6 +22,25 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Environment steps of one training phase per config: one evaluation each.
 PHASE_STEPS = {'pendulum': 5120, 'cartpole': 5120, 'cheetah': 10240}
+
+
+def parser(description, configs, variants, phases):
+    """A command-line parser with the flags every phase-timing benchmark takes.
+
+    Args:
+      description: The benchmark's one-line description.
+      configs: Default of `--configs`, comma-separated config names.
+      variants: Default of `--variants`, comma-separated variant names.
+      phases: Default of `--phases`, training phases per run.
+    """
+    parser_ = argparse.ArgumentParser(description=description)
+    parser_.add_argument('--configs', default=configs)
+    parser_.add_argument('--variants', default=variants)
+    parser_.add_argument('--repeats', type=int, default=2)
+    parser_.add_argument('--phases', type=int, default=phases)
+    parser_.add_argument('--out', default=None, help='also write the tables to this file')
+    parser_.add_argument('--child', default=None, help=argparse.SUPPRESS)
+    return parser_
 
 
 def train_phases(config_name, phases, **overrides):
@@ -110,6 +130,14 @@ def report(command, started, load_before, phases_table, configs):
         f'A phase is {", ".join(f"{PHASE_STEPS[name]:,} steps of {name}" for name in configs)}; '
         f'the first includes building and optimizing the training graph.', '',
         phases_table])
+
+
+def publish(text, path=None):
+    """Print a result's text and, given a path, write it there too."""
+    print(text)
+    if path:
+        with open(path, 'w') as file_:
+            file_.write(text + '\n')
 
 
 def table(results, variants, phases, baseline, heading):

@@ -30,7 +30,6 @@ Usage:
         [--repeats 2] [--phases 4] [--out benchmarks/results/update_step.md]
 """
 
-import argparse
 import json
 import os
 import time
@@ -131,14 +130,9 @@ def mechanism_table(repeats):
 
 def main():
     """Run the benchmark as the command line asks and print its tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = phase_timing.parser(
+        __doc__.split('\n')[0], 'cheetah', ','.join(PPO_VARIANTS), phases=4)
     parser.add_argument('--parts', default='mechanism,ppo')
-    parser.add_argument('--configs', default='cheetah')
-    parser.add_argument('--variants', default=','.join(PPO_VARIANTS))
-    parser.add_argument('--repeats', type=int, default=2)
-    parser.add_argument('--phases', type=int, default=4)
-    parser.add_argument('--out', default=None, help='also write the tables to this file')
-    parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         name, variant, phases = args.child.split(',')
@@ -168,10 +162,7 @@ def main():
         f'python benchmarks/update_step.py --parts {args.parts} --configs {args.configs} '
         f'--variants {args.variants} --repeats {args.repeats} --phases {args.phases}',
         started, load_before, '\n'.join(sections), configs)
-    print(text)
-    if args.out:
-        with open(args.out, 'w') as file_:
-            file_.write(text + '\n')
+    phase_timing.publish(text, args.out)
 
 
 if __name__ == '__main__':
