@@ -7,9 +7,10 @@ as the same step in a function call of its own (`tf.function`), and with
 TensorFlow's oneDNN kernels off (`TF_ENABLE_ONEDNN_OPTS=0`) both ran at the
 slow speed: the fast kernels reach a function call's graph, which goes
 through TensorFlow's whole graph pipeline, and not the bodies that the loop
-and conditional kernels run. So PPO computes each step's loss and gradients
-in a function call of its own (`PPO._loss_and_gradients`). Grappler's
-function optimizer would inline that call again; the scripts' session config
+and conditional kernels run. So by default (`gradient_graph='function'`)
+PPO computes each step's loss and gradients in a function call of its own
+(`PPO._loss_and_gradients`). Grappler's function optimizer would inline that
+call again; the scripts' session config
 (`utility.session_config()`, which both parts use) runs only the dependency
 optimizer.
 
@@ -19,14 +20,15 @@ Two parts (`--parts`):
              conditional as in PPO: inline in the loop or as a function call,
              each with oneDNN on and off (`TF_ENABLE_ONEDNN_OPTS=0`).
              Milliseconds per step.
-  ppo        Training phases of the shipped configs (default: cheetah) as
-             shipped (`function`), with the function compiled by XLA
-             (`xla`, the `jit_update` key), and with oneDNN off (`eigen`).
+  ppo        Training phases of the shipped configs with each value of the
+             `gradient_graph` key: `function` (the default), `inline` and
+             `xla`, and `eigen`: a function call with oneDNN off.
 
 Every run is its own process, and runs alternate between the variants.
 Usage:
 
-    python benchmarks/update_step.py [--parts mechanism,ppo] [--configs cheetah]
+    python benchmarks/update_step.py [--parts mechanism,ppo]
+        [--configs pendulum,cartpole,cheetah] [--variants function,inline,xla,eigen]
         [--repeats 2] [--phases 4] [--out benchmarks/results/update_step.md]
 """
 
@@ -38,9 +40,10 @@ import numpy as np
 import phase_timing
 
 PPO_VARIANTS = {
-    'function': ({}, {}),
-    'xla': (dict(jit_update=True), {}),
-    'eigen': ({}, dict(TF_ENABLE_ONEDNN_OPTS='0')),
+    'function': (dict(gradient_graph='function'), {}),
+    'inline': (dict(gradient_graph='inline'), {}),
+    'xla': (dict(gradient_graph='xla'), {}),
+    'eigen': (dict(gradient_graph='function'), dict(TF_ENABLE_ONEDNN_OPTS='0')),
 }
 MECHANISM_VARIANTS = ('inline', 'function')
 KERNELS = {'oneDNN': {}, 'Eigen': dict(TF_ENABLE_ONEDNN_OPTS='0')}
@@ -131,7 +134,7 @@ def mechanism_table(repeats):
 def main():
     """Run the benchmark as the command line asks and print its tables."""
     parser = phase_timing.parser(
-        __doc__.split('\n')[0], 'cheetah', ','.join(PPO_VARIANTS), phases=4)
+        __doc__.split('\n')[0], 'pendulum,cartpole,cheetah', ','.join(PPO_VARIANTS), phases=4)
     parser.add_argument('--parts', default='mechanism,ppo')
     args = parser.parse_args()
     if args.child:
@@ -157,7 +160,8 @@ def main():
         environments = {name: environment for name, (_, environment) in PPO_VARIANTS.items()}
         results = phase_timing.measure(
             __file__, configs, variants, args.repeats, args.phases, environments)
-        sections.append(phase_timing.table(results, variants, args.phases, 'function', 'update'))
+        sections.append(phase_timing.table(
+            results, variants, args.phases, 'function', 'gradient graph'))
     text = phase_timing.report(
         f'python benchmarks/update_step.py --parts {args.parts} --configs {args.configs} '
         f'--variants {args.variants} --repeats {args.repeats} --phases {args.phases}',

@@ -25,9 +25,11 @@ class PPOConfig:
         'constant', 'Keep the learning rate, or decay it linearly to zero over `steps`.')
     max_gradient_norm: float | None = key(
         None, 'Clip the gradients to this global norm; no clipping if None.', above=0)
-    jit_update: bool = key(
-        False, 'Compile the loss and gradients of each update step with XLA; slower on '
-        'the 2-core CPU measured (benchmarks/update_step.py).')
+    gradient_graph: Literal['function', 'inline', 'xla'] = key(
+        'function', "Where each update step computes its loss and gradients: in a function "
+        "call of its own, which gets TensorFlow's oneDNN kernels (faster for 256-unit "
+        "networks); inline in the training loop, with plain kernels (faster for tiny ones); "
+        "or in a function compiled by XLA (see benchmarks/update_step.py).")
     update_every: int = key(
         30, 'Episodes collected before each update (without rollout_length).', at_least=1)
     rollout_length: int | None = key(

@@ -410,14 +410,17 @@ class PPO:
         Returns:
           Dict of the scalar metrics named in `_UPDATE_METRICS`.
         """
+        config = self._config
         variables = self._network.trainable_variables
-        # A function call of its own gets TensorFlow's oneDNN kernels, which the
-        # bodies of the training loop and its conditionals do not: HalfCheetah's
-        # update steps ran 1.3 times as fast (benchmarks/update_step.py). The
-        # scripts' sessions keep Grappler from inlining the call again.
-        loss_and_gradients = tf.function(
-            functools.partial(self._loss_and_gradients, optimizer, variables),
-            autograph=False, jit_compile=self._config.jit_update)
+        loss_and_gradients = functools.partial(self._loss_and_gradients, optimizer, variables)
+        if config.gradient_graph != 'inline':
+            # A function call of its own gets TensorFlow's oneDNN kernels, which the
+            # bodies of the training loop and its conditionals do not (see
+            # benchmarks/update_step.py). The scripts' sessions keep Grappler from
+            # inlining the call again.
+            loss_and_gradients = tf.function(
+                loss_and_gradients, autograph=False,
+                jit_compile=config.gradient_graph == 'xla')
         loss, gradients, metrics = loss_and_gradients(batch)
         gradient_norm = metrics['gradient_norm']
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)

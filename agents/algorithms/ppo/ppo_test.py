@@ -180,13 +180,14 @@ def test_gradient_clipping_bounds_the_update():
     assert 0 < update_size(1e-3) <= 1e-3 * (1 + 1e-5)
 
 
-def test_xla_compiled_update_trains_as_the_plain_one():
-    # Same seed, same experience: the compiled loss and gradients move the
-    # weights as the plain ones do, up to float rounding.
+@pytest.mark.parametrize('gradient_graph', ['inline', 'xla'])
+def test_every_gradient_graph_trains_alike(gradient_graph):
+    # Same seed, same experience: inline or compiled by XLA, the loss and
+    # gradients move the weights as the function call's do, up to float rounding.
     config = dict(rollout_length=4, gae_lambda=0.95, minibatch_size=2, update_epochs=2)
     plain, compiled = [
-        _train_steps(_config(jit_update=jit_update, **config), durations=(3, 3), steps=4, seed=2)
-        for jit_update in (False, True)]
+        _train_steps(_config(gradient_graph=graph, **config), durations=(3, 3), steps=4, seed=2)
+        for graph in ('function', gradient_graph)]
     assert plain['summary']['training/update_steps'] == 8  # 8 steps, 2 at a time, twice.
     assert any(not np.array_equal(a, b) for a, b in zip(plain['before'], plain['after']))
     assert plain['summary']['training/value_loss'] == pytest.approx(
