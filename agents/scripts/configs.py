@@ -26,7 +26,8 @@ def pendulum():
 
     Short rollouts with generalized advantages and many small update steps,
     an unbounded policy mean, and probabilities of the actions as clipped by
-    the environment (the best torques lie at the bounds).
+    the environment (the best torques lie at the bounds). Update steps of its
+    small networks start sooner inline (see benchmarks/update_step.py).
     """
     config = default()
     config.update(
@@ -34,7 +35,8 @@ def pendulum():
         eval_every=5000, policy_layers=(64, 64), value_layers=(64, 64), init_std=1.0,
         discount=0.9, gae_lambda=0.95, objective='clip', learning_rate=1e-3,
         update_epochs=10, minibatch_size=64, max_gradient_norm=0.5,
-        reward_normalization='return', bounded_mean=False, action_bounds=(-1.0, 1.0))
+        reward_normalization='return', bounded_mean=False, action_bounds=(-1.0, 1.0),
+        gradient_graph='inline')
     return config
 
 
@@ -43,6 +45,8 @@ def cartpole():
 
     Rewards stay unscaled: scaled by the spread of returns, which grows as the
     pole stays up longer, the greedy policy fell back from 500 to about 300.
+    Update steps of its small networks run faster inline (see
+    benchmarks/update_step.py).
     """
     config = default()
     config.update(
@@ -51,7 +55,7 @@ def cartpole():
         policy_layers=(64, 64), value_layers=(64, 64), objective='clip', discount=0.98,
         gae_lambda=0.8, learning_rate=1e-3, learning_rate_schedule='linear',
         update_epochs=20, minibatch_size=256, max_gradient_norm=0.5,
-        reward_normalization='none')
+        reward_normalization='none', gradient_graph='inline')
     return config
 
 
