@@ -2,7 +2,7 @@ r"""What a PPO gradient step costs, and which way of running it is fastest.
 
 PPO trains in a loop of gradient steps inside conditionals that run as
 function calls (`tools.ordered_cond(..., as_function=True)`). Inline in that
-loop, a gradient step of two 256-unit networks measured about twice as slow
+loop, a gradient step of two 256-unit networks measured 1.5 times as slow
 as the same step in a function call of its own (`tf.function`), and with
 TensorFlow's oneDNN kernels off (`TF_ENABLE_ONEDNN_OPTS=0`) both ran at the
 slow speed: the fast kernels reach a function call's graph, which goes

@@ -256,9 +256,8 @@ class SignalSafeSession(tf.compat.v1.Session):
 # The Grappler graph optimizers run on the scripts' graphs, in order; None runs
 # TensorFlow's default set and an empty tuple none. Dependency optimization
 # removes the no-ops and identities that the graph code's control dependencies
-# add. The default set
-# took 0.7-1.3 s more at the first run of a training graph and made later
-# steps no faster (benchmarks/graph_rewrites.py).
+# add. The default set took 0.7-1.3 s more at the first run of a training graph
+# and made later steps no faster (benchmarks/graph_rewrites.py).
 GRAPH_OPTIMIZERS = ('dependency',)
 
 
