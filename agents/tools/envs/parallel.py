@@ -16,11 +16,16 @@ whose idle cores halt, as much as stepping a few cheap environments. So a
 worker whose commands have been coming quickly polls its pipe for a short,
 bounded time after replying before it sleeps: when the parent sends the next
 step in that time, no wake-up is paid. The pipe still carries every command,
-so nothing is lost whichever way the worker waits. The parent polls likewise
-for the remaining replies while fewer workers are busy than there are cores.
-On a machine where other programs want the cores, polling would cost more
-than it saves, and both stop polling for a while (see `_CommandWait` and
-`waiting.SpinBudget`).
+so nothing is lost whichever way the worker waits. On a machine where other
+programs want the cores, polling would cost more than it saves, and workers
+stop polling for a while (see `_CommandWait` and `waiting.SpinBudget`).
+
+The parent sleeps through an exchange and is woken once, by the worker that
+replies last (see `_Countdown`). Woken by each reply, it would take the core
+of a worker still stepping: with as many workers as cores, that delayed the
+batch step by tens of microseconds (benchmarks/results/env_throughput.md).
+It polls instead of sleeping only while fewer workers take part than there
+are cores, so that a core is free for it.
 """
 
 import copyreg
@@ -356,6 +361,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         parent_count = size // (num_workers + 1) if step_in_parent else 0
         bounds = _split(parent_count, size, min(num_workers, size - parent_count))
         context = multiprocessing.get_context(start_method)
+        # Each worker's first message, sent unasked, describes its environments.
+        self._countdown = self._resources.countdown = _Countdown(context, len(bounds))
         for index, (start, stop) in enumerate(bounds):
             try:
                 pickled_constructors = cloudpickle.dumps(constructors[start:stop])
@@ -365,14 +372,13 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                     f'worker process, cloudpickle failed: {error}') from error
             self._resources.workers.append(_Worker(
                 context, index, pickled_constructors, start, seeds[start:stop],
-                self._slice_options, spin_seconds=self._spin.seconds))
+                self._slice_options, self._spin.seconds, self._countdown))
+        self._countdown.started()
         self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
-        self._worker_of_fd = {}
-        for worker in self._resources.workers:
-            for fd in (worker.result_fd, worker.sentinel):
-                self._worker_of_fd[fd] = worker
+        self._worker_of_sentinel = {
+            worker.sentinel: worker for worker in self._resources.workers}
         waiting.watch_signals()
-        self._waiter = waiting.Waiter(self._worker_of_fd)
+        self._waiter = waiting.Waiter([self._countdown.fd, *self._worker_of_sentinel])
         if parent_count:
             self._resources.local = _EnvSlice(
                 [constructor() for constructor in constructors[:parent_count]], 0,
@@ -381,7 +387,6 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._host_of = [
             host for host in [self._resources.local] + self._resources.workers if host
             for _ in range(host.start, host.stop)]
-        # Each worker's first message, sent unasked, describes its environments.
         startup = [(worker, None, None) for worker in self._resources.workers]
         local_describe = self._resources.local.describe if parent_count else None
         descriptions = [
@@ -426,6 +431,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._busy is not None:
             self._busy[:] = False
+        if any(command is not None for _, command, _ in messages):
+            self._countdown.expect(len(messages))
         try:
             for worker, command, payload in messages:
                 if command is not None:
@@ -456,8 +463,11 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
     def _receive(self, workers, deadline, description, timeout):
         """Wait for one reply from each worker, watching for workers that die.
 
+        Sleeps until the last of the workers has replied (see `_Countdown`), then
+        reads every reply.
+
         Args:
-          workers: The workers to wait for.
+          workers: The workers to wait for; the countdown expects their replies.
           deadline: `time.monotonic()` time to give up at, or None.
           description: What the workers were asked to do, for error messages.
           timeout: Seconds waited in all, for the message of a timeout.
@@ -470,27 +480,26 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         Returns:
           Dict from worker to its reply payload, and a list of `WorkerError`s.
         """
-        pending = {worker.result_fd: worker for worker in workers}
-        replies, worker_errors = {}, []
-        while pending:
-            # Polling takes no core from the workers while fewer are busy than
-            # there are cores, as after the first of two workers on two cores replied.
-            ready = self._waiter.wait(
-                deadline, f'environment workers {description}',
-                self._spin if len(pending) < self._cores else None)
+        if not workers:
+            return {}, []
+        # Polling takes no core from the workers only while some core has none.
+        spin = self._spin if len(workers) < self._cores else None
+        while True:
+            ready = self._waiter.wait(deadline, f'environment workers {description}', spin)
+            if self._countdown.fd in ready:
+                break
             if not ready:
-                raise self._timeout_error(list(pending.values()), description, timeout)
-            for fd in ready:
-                worker = pending.pop(fd, None)
-                if worker is not None:
-                    try:
-                        replies[worker] = worker.receive()
-                    except errors.WorkerError as error:
-                        worker_errors.append(error)
-            for fd in ready:
-                worker = self._worker_of_fd[fd]
-                if fd == worker.sentinel:
-                    raise worker.died_error()
+                raise self._timeout_error(
+                    [worker for worker in workers if not worker.has_reply()], description,
+                    timeout)
+            raise self._worker_of_sentinel[ready[0]].died_error()
+        self._countdown.clear()
+        replies, worker_errors = {}, []
+        for worker in workers:
+            try:
+                replies[worker] = worker.receive()
+            except errors.WorkerError as error:
+                worker_errors.append(error)
         return replies, worker_errors
 
     def _timeout_error(self, workers, description, timeout):
@@ -532,6 +541,7 @@ class _Resources:
         self.workers = []
         self.local = None
         self.shared = None
+        self.countdown = None
         # Seconds the workers get to exit before they are stopped.
         self.close_timeout = contract.CLOSE_TIMEOUT
 
@@ -546,6 +556,8 @@ class _Resources:
             if self.local is not None:
                 self.local.close()
         finally:
+            if self.countdown is not None:
+                self.countdown.close()
             if self.shared is not None:
                 self.shared.close()
 
@@ -667,10 +679,82 @@ class _EnvSlice:
             leaf[offset] = value
 
 
+class _Countdown:
+    """How many replies an exchange still awaits; the worker of the last one wakes the parent.
+
+    The count lives in shared memory under a lock, so exactly one worker sees
+    it reach zero; that worker writes one byte to a pipe the parent sleeps on.
+    Each worker writes a short reply to its own pipe before counting it, so
+    once woken the parent finds it waiting; see `_CountdownEnd.reply`.
+    """
+
+    def __init__(self, context, count):
+        """Count `count` replies: those the workers send unasked when they start."""
+        self._count = context.Value('q', count, lock=False)
+        self._lock = context.Lock()
+        self._reader, self._writer = context.Pipe(duplex=False)
+        self.fd = self._reader.fileno()
+
+    @property
+    def worker_end(self):
+        """What a worker process needs to count its replies: a `_CountdownEnd`."""
+        return _CountdownEnd(self._count, self._lock, self._writer)
+
+    def started(self):
+        """Drop the parent's copy of the workers' end once they all have theirs."""
+        self._writer.close()
+
+    def expect(self, count):
+        """Await `count` replies; call before sending the commands."""
+        self._count.value = count
+
+    def clear(self):
+        """Consume the wake-up byte of the last reply."""
+        os.read(self.fd, 1)
+
+    def close(self):
+        """Close the parent's ends of the pipe."""
+        self._writer.close()
+        self._reader.close()
+
+
+class _CountdownEnd:
+    """A worker's end of the `_Countdown`."""
+
+    def __init__(self, count, lock, writer):
+        self._count = count
+        self._lock = lock
+        self._writer = writer
+
+    def reply(self, fd, data):
+        """Write a reply to the file descriptor `fd`, and count it.
+
+        A reply that fits the pipe at once is written first. A longer one is
+        counted first: its writing waits for the parent to read, which it does
+        once woken.
+        """
+        if len(data) <= select.PIPE_BUF:
+            _write(fd, data)
+            self._count_one()
+        else:
+            self._count_one()
+            _write(fd, data)
+
+    def _count_one(self):
+        """Count a reply; wake the parent if it was the last."""
+        with self._lock:
+            self._count.value -= 1
+            last = self._count.value == 0
+        if last:
+            os.write(self._writer.fileno(), _DONE)
+
+
 class _Worker:
     """Parent-side handle of one worker process: its pipes and process."""
 
-    def __init__(self, context, index, constructors, start, seeds, slice_options, spin_seconds):
+    def __init__(
+            self, context, index, constructors, start, seeds, slice_options, spin_seconds,
+            countdown):
         command_reader, command_writer = context.Pipe(duplex=False)
         result_reader, result_writer = context.Pipe(duplex=False)
         self.start = start
@@ -679,7 +763,7 @@ class _Worker:
             target=_worker_main,
             args=(
                 constructors, start, seeds, slice_options, spin_seconds, command_reader,
-                result_writer),
+                result_writer, countdown.worker_end),
             name=f'ParallelBatchEnv-worker-{index}', daemon=True)
         self.process.start()
         # Without the parent's copies of the worker's ends, a dead worker shows up
@@ -701,6 +785,12 @@ class _Worker:
             _write(self._command.fileno(), _encode(command, payload, cloudpickle.dumps))
         except (BrokenPipeError, ConnectionResetError):
             raise self.died_error() from None
+
+    def has_reply(self):
+        """Whether a reply (or the end of the pipe) is waiting to be read."""
+        poller = select.poll()
+        poller.register(self.result_fd, select.POLLIN)
+        return bool(poller.poll(0))
 
     def receive(self):
         """Read one reply; raises `WorkerError` for an exception in the worker."""
@@ -740,7 +830,8 @@ class _Worker:
 
 
 def _worker_main(
-        constructors, start, seeds, slice_options, spin_seconds, command_reader, result_writer):
+        constructors, start, seeds, slice_options, spin_seconds, command_reader, result_writer,
+        countdown):
     """Body of a worker process: build the environments, then serve commands."""
     # Ctrl-C reaches the whole process group; the parent decides when to stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -753,7 +844,7 @@ def _worker_main(
         reply = _encode(_RESULT, env_slice.describe())
     except Exception as error:
         reply = _encode(_FAILURE, errors.describe_exception(error))
-    _write(result_fd, reply)
+    countdown.reply(result_fd, reply)
     command_wait = _CommandWait(command_fd, spin_seconds)
     try:
         while True:
@@ -782,7 +873,7 @@ def _worker_main(
                 reply = _DONE if reply is None else _encode(_RESULT, reply)
             except Exception as error:
                 reply = _encode(_FAILURE, errors.describe_exception(error))
-            _write(result_fd, reply)
+            countdown.reply(result_fd, reply)
     finally:
         if env_slice is not None:
             env_slice.close()

@@ -120,16 +120,27 @@ class SpinBudget:
     for a whole time slice, while a sleeping process would have been woken at
     once. So when a yield lost the core for longer than the whole budget, or
     the process tells of other signs of a busy machine (`back_off`), polling
-    stops for the next `BACKOFF_WAITS` waits.
+    stops for a number of waits.
+
+    That number starts small and doubles with each sign that comes soon after
+    the last, up to `MAX_BACKOFF_WAITS`, and falls back once polling has gone
+    well for as many waits. An idle machine still shows a sign now and then (a
+    timer or a daemon takes the core for a moment); a fixed long pause after
+    each kept the workers of `ParallelBatchEnv` from polling most of the time
+    (benchmarks/results/env_throughput.md). A machine whose cores other
+    programs want shows signs at most waits, and polling stays off.
     """
 
-    # Waits that sleep at once after polling lost the core to another process.
-    BACKOFF_WAITS = 1000
+    MIN_BACKOFF_WAITS = 8
+    MAX_BACKOFF_WAITS = 1000
 
     def __init__(self, seconds):
         """Poll for up to `seconds` per wait."""
         self.seconds = seconds
         self._waits_without_polling = 0
+        self._backoff_waits = self.MIN_BACKOFF_WAITS
+        # Waits that polled since the last sign of a busy machine.
+        self._calm_waits = self.MAX_BACKOFF_WAITS
 
     def poll(self, poller, deadline=None):
         """Poll a `select.poll` object until it has events or the budget is spent.
@@ -144,6 +155,9 @@ class SpinBudget:
         if self._waits_without_polling:
             self._waits_without_polling -= 1
             return []
+        self._calm_waits += 1
+        if self._calm_waits > self._backoff_waits:
+            self._backoff_waits = self.MIN_BACKOFF_WAITS
         now = time.monotonic()
         end = now + self.seconds if deadline is None else min(now + self.seconds, deadline)
         while now < end:
@@ -163,8 +177,11 @@ class SpinBudget:
         return self._waits_without_polling > 0
 
     def back_off(self):
-        """Sleep at once in the next `BACKOFF_WAITS` waits: other programs want the cores."""
-        self._waits_without_polling = self.BACKOFF_WAITS
+        """Sleep at once in the next waits: other programs want the cores."""
+        if self._calm_waits <= self._backoff_waits:  # Soon after the last sign.
+            self._backoff_waits = min(2 * self._backoff_waits, self.MAX_BACKOFF_WAITS)
+        self._waits_without_polling = self._backoff_waits
+        self._calm_waits = 0
 
 
 def discard_signals():

@@ -1,6 +1,7 @@
 """Tests of waiting for workers: deadlines and Ctrl-C in any thread."""
 
 import os
+import select
 import signal
 import threading
 import time
@@ -93,10 +94,43 @@ def test_polling_stops_for_a_while_after_a_yield_lost_the_core(monkeypatch):
     assert not spin.backing_off
     assert spin.poll(poller) == [] and poller.polls == 1
     assert spin.backing_off
-    for _ in range(waiting.SpinBudget.BACKOFF_WAITS):
+    for _ in range(waiting.SpinBudget.MIN_BACKOFF_WAITS):
         assert spin.poll(poller) == []
     assert poller.polls == 1  # Sleeping at once meanwhile,
     assert spin.poll(poller) == [] and poller.polls == 2  # and polling again after.
+
+
+class _ReadyPoller(_CountingPoller):
+    """A poller that always has an event, so a wait that polls returns at once."""
+
+    def poll(self, timeout=None):
+        super().poll(timeout)
+        return [(0, select.POLLIN)]
+
+
+def _waits_without_polling(spin):
+    """How many waits in a row sleep at once from now on."""
+    poller = _ReadyPoller()
+    waits = 0
+    while not spin.poll(poller):
+        waits += 1
+    return waits
+
+
+def test_polling_stops_for_longer_while_the_core_is_lost_again_and_again():
+    spin = waiting.SpinBudget(60.0)
+    pauses = []
+    for _ in range(12):  # Each time polling resumes, a sign of a busy machine.
+        spin.back_off()
+        pauses.append(_waits_without_polling(spin))
+    minimum, maximum = waiting.SpinBudget.MIN_BACKOFF_WAITS, waiting.SpinBudget.MAX_BACKOFF_WAITS
+    assert pauses[:3] == [minimum, 2 * minimum, 4 * minimum]
+    assert pauses[-1] == maximum
+    # After as many calm waits as the pause, a stray sign pauses polling briefly again.
+    for _ in range(maximum):
+        assert spin.poll(_ReadyPoller())
+    spin.back_off()
+    assert _waits_without_polling(spin) == minimum
 
 
 def test_signals_before_a_wait_are_left_to_their_handlers(pipe, recorded_sigint):
