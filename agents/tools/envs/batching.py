@@ -115,6 +115,16 @@ class BatchLayout:
         """A copy of the value of environment `index` in a batch."""
         return self.unflatten([leaf[index].copy() for leaf in self.flatten(batch)])
 
+    def flatten_rows(self, values):
+        """Tuple of one list per leaf, of that leaf of each of a list of values."""
+        if not self.nested:
+            return (values,)
+        columns = tuple([] for _ in self.leaves)
+        for value in values:
+            for column, leaf in zip(columns, nested.flatten(value)):
+                column.append(leaf)
+        return columns
+
     def flatten(self, value):
         """Tuple of the leaves of one value or batch, in the order of `leaves`."""
         return nested.flatten(value) if self.nested else (value,)

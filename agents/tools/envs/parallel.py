@@ -617,19 +617,29 @@ class _EnvSlice:
         actions = self._action_layout.rows(
             self._action_layout.unflatten([leaf.copy() for leaf in self._actions]))
         busy, envs = self._busy, self.envs
-        reward, terminated, truncated = self._reward, self._terminated, self._truncated
+        # Results are gathered in lists and written to shared memory at once,
+        # which costs less than a write per environment and result.
+        observs, rewards, terminals, truncations = [], [], [], []
         for offset in offsets:
             # Marks the environment the parent names if this step times out.
             busy[offset] = True
-            observ, reward[offset], is_terminal, is_truncated, info = envs[offset].step(
-                actions[offset])
+            observ, reward, is_terminal, is_truncated, info = envs[offset].step(actions[offset])
             busy[offset] = False
-            self._write(self._observ, offset, observ)
-            terminated[offset], truncated[offset] = is_terminal, is_truncated
+            observs.append(observ)
+            rewards.append(reward)
+            terminals.append(is_terminal)
+            truncations.append(is_truncated)
             if info and self._return_infos:
                 infos[self.start + offset] = info
             if self._auto_reset and (is_terminal or is_truncated):
                 self._reset_one(offset, None, None, first_infos)
+        if observs:
+            rows = offsets if some else slice(None)
+            for leaf, values in zip(self._observ, self._observ_layout.flatten_rows(observs)):
+                leaf[rows] = values
+            self._reward[rows] = rewards
+            self._terminated[rows] = terminals
+            self._truncated[rows] = truncations
         if infos or first_infos:
             return infos, first_infos
         return None
