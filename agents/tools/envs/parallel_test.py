@@ -3,6 +3,7 @@
 import functools
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -110,6 +111,59 @@ def test_bounded_polling_steps_as_sleeping_workers_do():
     testing.assert_identical(results[1], results[0])
     with pytest.raises(ValueError, match='spin_seconds'):
         parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
+
+
+def _readable(fd):
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def test_countdown_wakes_the_parent_once_the_last_reply_is_written():
+    context = multiprocessing.get_context('forkserver')
+    countdown = parallel._Countdown(context, 0)
+    worker_end = countdown.worker_end
+    read_fd, write_fd = os.pipe()
+    try:
+        countdown.expect(3)
+        for reply in (parallel._DONE, parallel._DONE):
+            worker_end.reply(write_fd, reply)
+            assert not _readable(countdown.fd)
+        # A reply longer than the pipe holds is counted before it is written,
+        # else its writing would wait for a parent that waits for the count.
+        long_reply = parallel._encode(parallel._RESULT, b'x' * (1 << 17))
+        writer = threading.Thread(target=worker_end.reply, args=(write_fd, long_reply))
+        writer.start()
+        deadline = time.monotonic() + 10
+        while not _readable(countdown.fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert _readable(countdown.fd)
+        countdown.clear()
+        assert not _readable(countdown.fd)
+        assert os.read(read_fd, 1) == parallel._DONE and os.read(read_fd, 1) == parallel._DONE
+        assert parallel._read(read_fd) == (parallel._RESULT, b'x' * (1 << 17))
+        writer.join()
+    finally:
+        countdown.close()
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def _large_array(env, size):
+    del env
+    return np.arange(size, dtype=np.float64)
+
+
+def test_replies_larger_than_a_pipe_reach_the_parent():
+    batch = parallel.ParallelBatchEnv([_make_pendulum] * 4, num_workers=2, timeout=30)
+    try:
+        size = 1 << 16  # 512 KiB per environment, a megabyte per worker's reply.
+        arrays = batch.apply(_large_array, size)
+        assert len(arrays) == 4
+        for array in arrays:
+            np.testing.assert_array_equal(array, np.arange(size, dtype=np.float64))
+    finally:
+        batch.close()
 
 
 def test_seeds_given_at_construction_apply_to_the_first_reset():
