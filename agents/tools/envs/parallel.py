@@ -131,10 +131,10 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             parent steps again at once (as a benchmark does), and costs no CPU
             when it steps rarely (as a training loop does, which computes for a
             millisecond between steps). The parent polls as long for the
-            remaining replies while fewer workers are busy than there are
-            cores. A process whose polling lost its core to another program
-            sleeps at once for a while (see `waiting.SpinBudget`). 0 makes
-            workers and parent always sleep.
+            replies when fewer workers take part than there are cores, and
+            otherwise sleeps until the last reply. A process whose polling lost
+            its core to another program sleeps at once for a while (see
+            `waiting.SpinBudget`). 0 makes workers and parent always sleep.
 
         Raises:
           ValueError: If there are no constructors, a bad number of workers or
@@ -361,7 +361,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         parent_count = size // (num_workers + 1) if step_in_parent else 0
         bounds = _split(parent_count, size, min(num_workers, size - parent_count))
         context = multiprocessing.get_context(start_method)
-        # Each worker's first message, sent unasked, describes its environments.
+        # The first replies are the workers' descriptions of their environments,
+        # which each sends unasked once it has built them.
         self._countdown = self._resources.countdown = _Countdown(context, len(bounds))
         for index, (start, stop) in enumerate(bounds):
             try:
