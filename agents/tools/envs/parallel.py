@@ -724,9 +724,14 @@ class _Countdown:
         os.read(self.fd, 1)
 
     def close(self):
-        """Close the parent's ends of the pipe."""
+        """Close the parent's ends of the pipe; let go of the count and its lock.
+
+        The lock is a named semaphore (a file in /dev/shm on Linux), removed
+        once no process holds it.
+        """
         self._writer.close()
         self._reader.close()
+        self._count = self._lock = None
 
 
 class _CountdownEnd:

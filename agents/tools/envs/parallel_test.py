@@ -276,12 +276,16 @@ def test_close_ends_workers_and_frees_shared_memory():
     batch = parallel.ParallelBatchEnv([_make_pendulum] * 3, num_workers=2)
     shared_memory = _shared_memory_path(batch)
     assert os.path.exists(shared_memory)
+    # The countdown's lock, a named semaphore.
+    semaphore = '/dev/shm/sem.' + batch._countdown._lock._semlock.name.lstrip('/')
+    assert os.path.exists(semaphore)
     pids = batch.worker_pids
     assert all(testing.is_running(pid) for pid in pids)
     batch.close()
     batch.close()
     assert not any(testing.is_running(pid) for pid in pids)
     assert not os.path.exists(shared_memory)
+    assert not os.path.exists(semaphore)
     with pytest.raises(RuntimeError, match='closed'):
         batch.step(np.zeros((3, 1), np.float32))
 
