@@ -156,8 +156,6 @@ class SpinBudget:
             self._waits_without_polling -= 1
             return []
         self._calm_waits += 1
-        if self._calm_waits > self._backoff_waits:
-            self._backoff_waits = self.MIN_BACKOFF_WAITS
         now = time.monotonic()
         end = now + self.seconds if deadline is None else min(now + self.seconds, deadline)
         while now < end:
@@ -180,6 +178,8 @@ class SpinBudget:
         """Sleep at once in the next waits: other programs want the cores."""
         if self._calm_waits <= self._backoff_waits:  # Soon after the last sign.
             self._backoff_waits = min(2 * self._backoff_waits, self.MAX_BACKOFF_WAITS)
+        else:
+            self._backoff_waits = self.MIN_BACKOFF_WAITS
         self._waits_without_polling = self._backoff_waits
         self._calm_waits = 0
 
