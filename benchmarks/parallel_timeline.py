@@ -32,11 +32,11 @@ import argparse
 import datetime
 import functools
 import json
+from multiprocessing import shared_memory
 import os
 import platform
 import sys
 import time
-from multiprocessing import shared_memory
 
 import gymnasium as gym
 import numpy as np
