@@ -25,16 +25,15 @@ and .png to benchmarks/results/ (or --outdir).
 """
 
 import argparse
-import datetime
 import functools
 import json
 import os
-import platform
 import sys
 import time
 
 import gymnasium as gym
 import numpy as np
+import reporting
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -399,11 +398,7 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     with open(os.path.join(args.outdir, 'env_throughput.json'), 'w') as file:
         json.dump({
-            'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
-            'machine': {'cores': os.cpu_count(), 'python': platform.python_version(),
-                        'gymnasium': gym.__version__, 'load_before': load_before,
-                        'load_after': os.getloadavg()},
-            'duration': duration, 'repeats': repeats,
+            **reporting.run_record(load_before), 'duration': duration, 'repeats': repeats,
             'env_steps_per_second': results, 'cpu_us_per_env_step': cpu,
             'default_cores_busy_stepping': busy_cores}, file, indent=2)
     with open(os.path.join(args.outdir, 'env_throughput.md'), 'w') as file:

@@ -25,16 +25,15 @@ environment workers get the other core.
 """
 
 import argparse
-import datetime
 import functools
 import json
 import os
-import platform
 import sys
 import time
 
 import gymnasium
 import numpy as np
+import reporting
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -276,10 +275,7 @@ def main():
             f'compared in one table ran back to back.', '']
         print('\n'.join(header + lines))
         saved[part] = {
-            'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
-            'machine': {'cores': os.cpu_count(), 'python': platform.python_version(),
-                        'gymnasium': gymnasium.__version__, 'load_before': load_before,
-                        'load_after': load_after},
+            **reporting.run_record(load_before, load_after),
             'results': results, 'report': header + lines}
     with open(json_path, 'w') as file:
         json.dump({'parts': saved}, file, indent=2)

@@ -29,17 +29,16 @@ Writes parallel_timeline.json and .md to benchmarks/results/ (or --outdir).
 """
 
 import argparse
-import datetime
 import functools
 import json
 from multiprocessing import shared_memory
 import os
-import platform
 import sys
 import time
 
 import gymnasium as gym
 import numpy as np
+import reporting
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -242,12 +241,7 @@ def main():
     print('\n'.join(report))
     os.makedirs(args.outdir, exist_ok=True)
     with open(os.path.join(args.outdir, 'parallel_timeline.json'), 'w') as file:
-        json.dump({
-            'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
-            'machine': {'cores': os.cpu_count(), 'python': platform.python_version(),
-                        'gymnasium': gym.__version__, 'load_before': load_before,
-                        'load_after': os.getloadavg()},
-            'results': results}, file, indent=2)
+        json.dump({**reporting.run_record(load_before), 'results': results}, file, indent=2)
     with open(os.path.join(args.outdir, 'parallel_timeline.md'), 'w') as file:
         file.write('\n'.join(report) + '\n')
     print(f'Wrote parallel_timeline.json and .md to {args.outdir}', file=sys.stderr)
