@@ -18,7 +18,8 @@ monotonic clock. For every batch step this gives:
   a batch step would cost if processes started, stepped and answered for free.
 
 The tables give medians over the measured batch steps, per configuration: the
-default (every environment in a worker, with the step timeout) and the calling
+default (every environment in a worker, with the step timeout), the same
+without infos (`return_infos=False`, as training steps), and the calling
 process stepping a share (`timeout=None`).
 
 Usage:
