@@ -211,12 +211,30 @@ def markdown(env_id, size, env_step_us, results):
     return '\n'.join(lines)
 
 
+def _tasks(text):
+    """The (env_id, batch size) pairs of `--envs`, or an error saying how to write them."""
+    tasks = []
+    for task in text.split(','):
+        env_id, _, size = task.partition(':')
+        if not (env_id and size.isdigit() and int(size) > 0):
+            raise argparse.ArgumentTypeError(
+                f'{task!r} is not env_id:batch_size, for example Pendulum-v1:32.')
+        tasks.append((env_id, int(size)))
+    return tasks
+
+
+def _positive(text):
+    if not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f'{text!r} is not a positive number of steps.')
+    return int(text)
+
+
 def main():
     """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--envs', default='Pendulum-v1:32,HalfCheetah-v5:16',
+    parser.add_argument('--envs', type=_tasks, default='Pendulum-v1:32,HalfCheetah-v5:16',
                         help='comma-separated env_id:batch_size')
-    parser.add_argument('--steps', type=int, default=3000, help='measured batch steps')
+    parser.add_argument('--steps', type=_positive, default=3000, help='measured batch steps')
     parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
     args = parser.parse_args()
     load_before = os.getloadavg()
@@ -228,9 +246,8 @@ def main():
         f'which it finished last.',
         '']
     results = {}
-    for task in args.envs.split(','):
-        env_id, size = task.split(':')
-        size = int(size)
+    for env_id, size in args.envs:
+        task = f'{env_id}:{size}'
         print(f'{env_id} N={size} ...', file=sys.stderr, flush=True)
         env_step_us = in_process_step_seconds(env_id, size, args.steps) * 1e6
         results[task] = {
