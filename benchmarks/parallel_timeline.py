@@ -56,18 +56,18 @@ CONFIGURATIONS = {
 class StepClock(gym.Wrapper):
     """Records the start and end of each step, and the id of the process stepping it."""
 
-    def __init__(self, env, index, memory_name, capacity):
+    def __init__(self, env, index, memory_name, size, capacity):
         super().__init__(env)
         self._index = index
         self._memory_name = memory_name
-        self._capacity = capacity
+        self._size, self._capacity = size, capacity
         self._memory = None
         self._count = 0
 
     def step(self, action):
         if self._memory is None:  # In the process that steps the environment.
             self._memory = shared_memory.SharedMemory(self._memory_name)
-            self._times, self._pids = _clock_arrays(self._memory, self._capacity)
+            self._times, self._pids = _clock_arrays(self._memory, self._size, self._capacity)
             self._pids[self._index] = os.getpid()
         start = time.perf_counter()
         result = self.env.step(action)
@@ -94,28 +94,29 @@ class ClockMemory:
     def constructors(self, env_id):
         """One constructor per environment of the batch, of `env_id` with a `StepClock`."""
         return [
-            functools.partial(_make_clocked, env_id, index, self._memory.name, self._capacity)
+            functools.partial(
+                _make_clocked, env_id, index, self._memory.name, self._size, self._capacity)
             for index in range(self._size)]
 
     def arrays(self):
         """Copies of the step times [env, step, start/end] and host pids [env]."""
-        return tuple(array.copy() for array in _clock_arrays(self._memory, self._capacity))
+        views = _clock_arrays(self._memory, self._size, self._capacity)
+        return tuple(view.copy() for view in views)
 
     def close(self):
         self._memory.close()
         self._memory.unlink()
 
 
-def _clock_arrays(memory, capacity):
+def _clock_arrays(memory, size, capacity):
     """Views of the shared memory: step times [env, step, start/end] and host pids [env]."""
-    size = memory.size // (8 * (2 * capacity + 1))
     times = np.ndarray((size, capacity, 2), np.float64, memory.buf)
     pids = np.ndarray((size,), np.int64, memory.buf, offset=times.nbytes)
     return times, pids
 
 
-def _make_clocked(env_id, index, memory_name, capacity):
-    return StepClock(gym.make(env_id), index, memory_name, capacity)
+def _make_clocked(env_id, index, memory_name, size, capacity):
+    return StepClock(gym.make(env_id), index, memory_name, size, capacity)
 
 
 def in_process_step_seconds(env_id, size, steps):

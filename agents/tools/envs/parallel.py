@@ -804,9 +804,7 @@ class _Worker:
 
     def has_reply(self):
         """Whether a reply (or the end of the pipe) is waiting to be read."""
-        poller = select.poll()
-        poller.register(self.result_fd, select.POLLIN)
-        return bool(poller.poll(0))
+        return _readable(self.result_fd)
 
     def receive(self):
         """Read one reply; raises `WorkerError` for an exception in the worker."""
@@ -996,6 +994,13 @@ def _read(fd):
     while len(buffer) < end:
         buffer += _read_more(fd, max(_READ_SIZE, end - len(buffer)))
     return kind, pickle.loads(memoryview(buffer)[1 + _LENGTH.size:end])
+
+
+def _readable(fd):
+    """Whether a file descriptor has data (or its end) waiting, without waiting."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _read_more(fd, size):

@@ -3,7 +3,6 @@
 import functools
 import multiprocessing
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -113,12 +112,6 @@ def test_bounded_polling_steps_as_sleeping_workers_do():
         parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
 
 
-def _readable(fd):
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
-
-
 def test_countdown_wakes_the_parent_once_the_last_reply_is_written():
     context = multiprocessing.get_context('forkserver')
     countdown = parallel._Countdown(context, 0)
@@ -128,18 +121,18 @@ def test_countdown_wakes_the_parent_once_the_last_reply_is_written():
         countdown.expect(3)
         for reply in (parallel._DONE, parallel._DONE):
             worker_end.reply(write_fd, reply)
-            assert not _readable(countdown.fd)
+            assert not parallel._readable(countdown.fd)
         # A reply longer than the pipe holds is counted before it is written,
         # else its writing would wait for a parent that waits for the count.
         long_reply = parallel._encode(parallel._RESULT, b'x' * (1 << 17))
         writer = threading.Thread(target=worker_end.reply, args=(write_fd, long_reply))
         writer.start()
         deadline = time.monotonic() + 10
-        while not _readable(countdown.fd) and time.monotonic() < deadline:
+        while not parallel._readable(countdown.fd) and time.monotonic() < deadline:
             time.sleep(0.001)
-        assert _readable(countdown.fd)
+        assert parallel._readable(countdown.fd)
         countdown.clear()
-        assert not _readable(countdown.fd)
+        assert not parallel._readable(countdown.fd)
         assert os.read(read_fd, 1) == parallel._DONE and os.read(read_fd, 1) == parallel._DONE
         assert parallel._read(read_fd) == (parallel._RESULT, b'x' * (1 << 17))
         writer.join()
