@@ -6,10 +6,11 @@ environments that overhead dominates. `ParallelBatchEnv` instead spreads the
 environments over a few workers (by default one per core), each stepping its
 share in a tight loop; optionally the parent steps a share itself instead of
 waiting. Actions, observations, rewards and flags live in one shared-memory
-block; a batch step costs one byte over a pipe to wake each worker and one short
-reply back, which carries infos only when an environment returned some. A step
-of some environments marks them in shared memory too and wakes only the
-workers that host any of them.
+block; a batch step costs one byte over a pipe to each worker. A reply goes
+through the worker's pipe only when it carries something (infos, an error);
+otherwise the worker only marks and counts it in shared memory (see
+`_Countdown`). A step of some environments marks them in shared memory too and
+wakes only the workers that host any of them.
 
 Waking a sleeping process costs tens of microseconds on a virtual machine,
 whose idle cores halt, as much as stepping a few cheap environments. So a
@@ -20,12 +21,17 @@ so nothing is lost whichever way the worker waits. On a machine where other
 programs want the cores, polling would cost more than it saves, and workers
 stop polling for a while (see `_CommandWait` and `waiting.SpinBudget`).
 
-The parent sleeps through an exchange and is woken once, by the worker that
-replies last (see `_Countdown`). Woken by each reply, it would take the core
-of a worker still stepping: with as many workers as cores, that delayed the
-batch step by tens of microseconds (benchmarks/results/env_throughput.md).
-It polls instead of sleeping only while fewer workers take part than there
-are cores, so that a core is free for it.
+With the commands sent, the parent yields its core once, so that a worker
+sharing that core starts at once rather than after the parent's own way into
+a wait; then it looks at the count of replies. It waits only for replies still
+missing: polling while fewer are missing than there are cores, so that a core
+is free for it, and otherwise sleeping until the worker that replies last
+wakes it. Woken by each reply, it would take the core of a worker still
+stepping: with as many workers as cores, that delayed the batch step by tens
+of microseconds. The parent's part of a batch step (about 50 microseconds of
+the 250 a step of 32 Pendulum environments takes) is not shared with any
+worker, so every system call kept out of it counts (see
+benchmarks/results/parallel_timeline.md).
 """
 
 import copyreg
@@ -66,6 +72,8 @@ _DONE = b'.'
 _RESULT = b'+'
 _FAILURE = b'!'
 _KINDS_WITH_PAYLOAD = (_RESET, _APPLY, _ATTACH, _RESULT, _FAILURE)
+# States of a worker's reply to an exchange, in the `_Countdown`'s shared array.
+_PENDING, _EMPTY, _PIPED = 0, 1, 2
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
 
@@ -433,11 +441,13 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         if self._busy is not None:
             self._busy[:] = False
         if any(command is not None for _, command, _ in messages):
-            self._countdown.expect(len(messages))
+            self._countdown.expect([worker.index for worker, _, _ in messages])
         try:
             for worker, command, payload in messages:
                 if command is not None:
                     worker.send(command, payload)
+            if run_local is None:
+                self._spin.give_way()
             workers = [worker for worker, _, _ in messages]
             local_result, local_error = None, None
             if run_local is not None:
@@ -464,8 +474,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
     def _receive(self, workers, deadline, description, timeout):
         """Wait for one reply from each worker, watching for workers that die.
 
-        Sleeps until the last of the workers has replied (see `_Countdown`), then
-        reads every reply.
+        Waits only if some reply is still missing, until the last of the
+        workers has replied (see `_Countdown`), then reads the replies that
+        carry a payload from the workers' pipes.
 
         Args:
           workers: The workers to wait for; the countdown expects their replies.
@@ -479,24 +490,31 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           WaitInterrupted: If Ctrl-C or SIGTERM arrived.
 
         Returns:
-          Dict from worker to its reply payload, and a list of `WorkerError`s.
+          Dict from worker to its reply payload (None for an empty reply), and
+          a list of `WorkerError`s.
         """
         if not workers:
             return {}, []
-        # Polling takes no core from the workers only while some core has none.
-        spin = self._spin if len(workers) < self._cores else None
-        while True:
-            ready = self._waiter.wait(deadline, f'environment workers {description}', spin)
-            if self._countdown.fd in ready:
-                break
-            if not ready:
-                raise self._timeout_error(
-                    [worker for worker in workers if not worker.has_reply()], description,
-                    timeout)
-            raise self._worker_of_sentinel[ready[0]].died_error()
-        self._countdown.clear()
+        countdown = self._countdown
+        if countdown.remaining() and countdown.start_waiting():
+            # Polling takes no core from the workers only while some core has none.
+            spin = self._spin if countdown.remaining() < self._cores else None
+            while True:
+                ready = self._waiter.wait(deadline, f'environment workers {description}', spin)
+                if countdown.fd in ready:
+                    break
+                if not ready:
+                    raise self._timeout_error(
+                        [worker for worker in workers if not countdown.replied(worker.index)],
+                        description, timeout)
+                raise self._worker_of_sentinel[ready[0]].died_error()
+            countdown.clear()
+        countdown.stop_waiting()
         replies, worker_errors = {}, []
         for worker in workers:
+            if not countdown.piped(worker.index):
+                replies[worker] = None
+                continue
             try:
                 replies[worker] = worker.receive()
             except errors.WorkerError as error:
@@ -691,77 +709,113 @@ class _EnvSlice:
 
 
 class _Countdown:
-    """How many replies an exchange still awaits; the worker of the last one wakes the parent.
+    """The replies an exchange still awaits, in shared memory; the last one wakes a waiting parent.
 
-    The count lives in shared memory under a lock, so exactly one worker sees
-    it reach zero; that worker writes one byte to a pipe the parent sleeps on.
-    Each worker writes a short reply to its own pipe before counting it, so
-    once woken the parent finds it waiting; see `_CountdownEnd.reply`.
+    For each worker the shared array holds the state of its reply: pending,
+    empty (a command that returns nothing, such as a step without infos), or
+    waiting in the worker's pipe (a reply with a payload). An empty reply
+    costs no pipe at all: the worker only marks and counts it. The count and
+    the states change under a lock, so exactly one worker sees the count reach
+    zero; that worker writes one byte to a pipe the parent sleeps on, but only
+    if the parent said it waits. A parent that finds every reply in when it
+    looks makes no system call to collect them.
     """
 
-    def __init__(self, context, count):
-        """Count `count` replies: those the workers send unasked when they start."""
-        self._count = context.Value('q', count, lock=False)
+    # Indices of the count and the parent's waiting flag in the shared array,
+    # whose remaining entries are the workers' reply states.
+    _REMAINING, _WAITING, _STATES = 0, 1, 2
+
+    def __init__(self, context, workers):
+        """Await one reply from each of `workers` workers: that which each sends when started."""
+        self._shared = context.Array('q', [workers, 0] + [_PENDING] * workers, lock=False)
         self._lock = context.Lock()
         self._reader, self._writer = context.Pipe(duplex=False)
         self.fd = self._reader.fileno()
 
-    @property
-    def worker_end(self):
-        """What a worker process needs to count its replies: a `_CountdownEnd`."""
-        return _CountdownEnd(self._count, self._lock, self._writer)
+    def worker_end(self, index):
+        """What worker `index` needs to count its replies: a `_CountdownEnd`."""
+        return _CountdownEnd(self._shared, self._lock, self._writer, self._STATES + index)
 
     def started(self):
         """Drop the parent's copy of the workers' end once they all have theirs."""
         self._writer.close()
 
-    def expect(self, count):
-        """Await `count` replies; call before sending the commands."""
-        self._count.value = count
+    def expect(self, indices):
+        """Await a reply from each worker in `indices`; call before sending the commands."""
+        for index in indices:
+            self._shared[self._STATES + index] = _PENDING
+        self._shared[self._REMAINING] = len(indices)
+
+    def remaining(self):
+        """How many replies are still awaited."""
+        return self._shared[self._REMAINING]
+
+    def start_waiting(self):
+        """Ask for a wake-up byte from the last reply; False if every reply is in already."""
+        with self._lock:
+            self._shared[self._WAITING] = 1
+            return self._shared[self._REMAINING] > 0
+
+    def stop_waiting(self):
+        """Take back `start_waiting`; call once its byte, if any, was consumed."""
+        self._shared[self._WAITING] = 0
 
     def clear(self):
         """Consume the wake-up byte of the last reply."""
         os.read(self.fd, 1)
 
+    def replied(self, index):
+        """Whether worker `index` replied to the exchange."""
+        return self._shared[self._STATES + index] != _PENDING
+
+    def piped(self, index):
+        """Whether the reply of worker `index` waits in its pipe."""
+        return self._shared[self._STATES + index] == _PIPED
+
     def close(self):
-        """Close the parent's ends of the pipe; let go of the count and its lock.
+        """Close the parent's ends of the pipe; let go of the shared array and its lock.
 
         The lock is a named semaphore (a file in /dev/shm on Linux), removed
         once no process holds it.
         """
         self._writer.close()
         self._reader.close()
-        self._count = self._lock = None
+        self._shared = self._lock = None
 
 
 class _CountdownEnd:
     """A worker's end of the `_Countdown`."""
 
-    def __init__(self, count, lock, writer):
-        self._count = count
+    def __init__(self, shared, lock, writer, state_index):
+        self._shared = shared
         self._lock = lock
         self._writer = writer
+        self._state_index = state_index
 
     def reply(self, fd, data):
-        """Write a reply to the file descriptor `fd`, and count it.
+        """Reply with the encoded message `data`, writing it to the file descriptor `fd` if needed.
 
-        A reply that fits the pipe at once is written first. A longer one is
-        counted first: its writing waits for the parent to read, which it does
-        once woken.
+        An empty reply is only counted. A reply that fits the pipe at once is
+        written first. A longer one is counted first: its writing waits for the
+        parent to read, which it does once it sees the count reach zero.
         """
-        if len(data) <= select.PIPE_BUF:
+        if data == _DONE:
+            self._count_one(_EMPTY)
+        elif len(data) <= select.PIPE_BUF:
             _write(fd, data)
-            self._count_one()
+            self._count_one(_PIPED)
         else:
-            self._count_one()
+            self._count_one(_PIPED)
             _write(fd, data)
 
-    def _count_one(self):
-        """Count a reply; wake the parent if it was the last."""
+    def _count_one(self, state):
+        """Set this worker's reply state and count the reply; wake a waiting parent if last."""
+        shared = self._shared
         with self._lock:
-            self._count.value -= 1
-            last = self._count.value == 0
-        if last:
+            shared[self._state_index] = state
+            shared[_Countdown._REMAINING] -= 1
+            wake = shared[_Countdown._REMAINING] == 0 and shared[_Countdown._WAITING]
+        if wake:
             os.write(self._writer.fileno(), _DONE)
 
 
@@ -773,13 +827,14 @@ class _Worker:
             countdown):
         command_reader, command_writer = context.Pipe(duplex=False)
         result_reader, result_writer = context.Pipe(duplex=False)
+        self.index = index
         self.start = start
         self.stop = start + len(seeds)
         self.process = context.Process(
             target=_worker_main,
             args=(
                 constructors, start, seeds, slice_options, spin_seconds, command_reader,
-                result_writer, countdown.worker_end),
+                result_writer, countdown.worker_end(index)),
             name=f'ParallelBatchEnv-worker-{index}', daemon=True)
         self.process.start()
         # Without the parent's copies of the worker's ends, a dead worker shows up
@@ -801,10 +856,6 @@ class _Worker:
             _write(self._command.fileno(), _encode(command, payload, cloudpickle.dumps))
         except (BrokenPipeError, ConnectionResetError):
             raise self.died_error() from None
-
-    def has_reply(self):
-        """Whether a reply (or the end of the pipe) is waiting to be read."""
-        return _readable(self.result_fd)
 
     def receive(self):
         """Read one reply; raises `WorkerError` for an exception in the worker."""
@@ -869,6 +920,7 @@ def _worker_main(
                 break  # The parent is gone.
             if command == _CLOSE:
                 break
+            command_wait.started()
             try:
                 if command == _STEP:
                     reply = env_slice.step()
@@ -887,6 +939,8 @@ def _worker_main(
                 reply = _DONE if reply is None else _encode(_RESULT, reply)
             except Exception as error:
                 reply = _encode(_FAILURE, errors.describe_exception(error))
+            # Before the reply: the parent it wakes may take this core at once.
+            command_wait.finished()
             countdown.reply(result_fd, reply)
     finally:
         if env_slice is not None:
@@ -905,7 +959,13 @@ class _CommandWait:
     the machine is busy, seen as a command that got less than half of the
     core while the worker ran it: a polling process looks busy to the
     scheduler, which then crowds the other processes on the remaining cores.
+
+    The worker calls `started` and `finished` around each command. CPU time
+    costs a system call to read on some virtual machines, so only one command
+    in `CPU_SAMPLE_EVERY` is checked.
     """
+
+    CPU_SAMPLE_EVERY = 8
 
     def __init__(self, fd, spin_seconds):
         """Wait on the file descriptor `fd`; `spin_seconds` bounds the polling."""
@@ -913,20 +973,33 @@ class _CommandWait:
         self._poller.register(fd, select.POLLIN)
         self._spin = waiting.SpinBudget(spin_seconds)
         self._last_wait = float('inf')
-        # Wall and CPU time at which the worker started running the last command.
-        self._command_started = None
+        self._wait_started = None
+        self._commands = 0
+        # Wall and CPU time at which the worker started a sampled command.
+        self._sample = None
 
     def wait(self):
         """Return once the pipe is readable (or closed)."""
-        start = time.perf_counter()
-        if self._command_started is not None:
-            wall_start, cpu_start = self._command_started
-            if time.thread_time() - cpu_start < (start - wall_start) / 2:
-                self._spin.back_off()
+        self._wait_started = time.perf_counter()
         if not (self._last_wait < self._spin.seconds and self._spin.poll(self._poller)):
             self._poller.poll()
-        self._command_started = time.perf_counter(), time.thread_time()
-        self._last_wait = self._command_started[0] - start
+
+    def started(self):
+        """Note that a command arrived and runs now."""
+        now = time.perf_counter()
+        self._last_wait = now - self._wait_started
+        self._commands += 1
+        if self._commands % self.CPU_SAMPLE_EVERY == 0:
+            self._sample = now, time.thread_time()
+
+    def finished(self):
+        """Note that the command finished; back off polling if it lacked the core."""
+        if self._sample is None:
+            return
+        wall_start, cpu_start = self._sample
+        self._sample = None
+        if time.thread_time() - cpu_start < (time.perf_counter() - wall_start) / 2:
+            self._spin.back_off()
 
 
 def _reduce_as(scalar_type, python_type):
@@ -994,13 +1067,6 @@ def _read(fd):
     while len(buffer) < end:
         buffer += _read_more(fd, max(_READ_SIZE, end - len(buffer)))
     return kind, pickle.loads(memoryview(buffer)[1 + _LENGTH.size:end])
-
-
-def _readable(fd):
-    """Whether a file descriptor has data (or its end) waiting, without waiting."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 def _read_more(fd, size):

@@ -3,6 +3,7 @@
 import functools
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -59,6 +60,8 @@ def test_command_wait_returns_for_a_command_or_a_closed_pipe_polling_or_sleeping
             os.write(write_fd, parallel._STEP)
             command_wait.wait()
             assert os.read(read_fd, 1) == parallel._STEP
+            command_wait.started()
+            command_wait.finished()
         # A command that comes while the worker polls, from another thread.
         timer = threading.Timer(0.01, os.write, (write_fd, parallel._RESET))
         timer.start()
@@ -77,20 +80,31 @@ def test_command_wait_returns_for_a_command_or_a_closed_pipe_polling_or_sleeping
 
 
 def test_command_wait_stops_polling_after_a_command_that_got_little_of_the_core(monkeypatch):
+    # A clock the test moves: each command takes 10 ms of wall time and the
+    # given share of it as CPU time.
+    clock = {'wall': 0.0, 'cpu': 0.0}
+    monkeypatch.setattr(time, 'perf_counter', lambda: clock['wall'])
+    monkeypatch.setattr(time, 'thread_time', lambda: clock['cpu'])
     read_fd, write_fd = os.pipe()
     try:
         command_wait = parallel._CommandWait(read_fd, spin_seconds=60.0)
-        # Commands that have the core to themselves: CPU time passes as wall time.
-        monkeypatch.setattr(time, 'thread_time', time.perf_counter)
-        for _ in range(2):
+
+        def run_command(core_share):
             os.write(write_fd, parallel._STEP)
             command_wait.wait()
             os.read(read_fd, 1)
+            command_wait.started()
+            clock['wall'] += 0.01
+            clock['cpu'] += 0.01 * core_share
+            command_wait.finished()
+
+        for _ in range(2 * parallel._CommandWait.CPU_SAMPLE_EVERY):
+            run_command(core_share=1.0)
         assert not command_wait._spin.backing_off
-        # Another program holds the core while the command runs: no CPU time passes.
-        monkeypatch.setattr(time, 'thread_time', lambda: 0.0)
-        os.write(write_fd, parallel._STEP)
-        command_wait.wait()
+        # Another program holds the core while the commands run. Only sampled
+        # commands are checked, so it shows within a sample's worth of them.
+        for _ in range(parallel._CommandWait.CPU_SAMPLE_EVERY):
+            run_command(core_share=0.1)
         assert command_wait._spin.backing_off
     finally:
         os.close(read_fd)
@@ -112,28 +126,49 @@ def test_bounded_polling_steps_as_sleeping_workers_do():
         parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
 
 
-def test_countdown_wakes_the_parent_once_the_last_reply_is_written():
+def _readable(fd):
+    """Whether a file descriptor has data (or its end) waiting, without waiting."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def test_countdown_counts_replies_and_wakes_only_a_waiting_parent():
     context = multiprocessing.get_context('forkserver')
-    countdown = parallel._Countdown(context, 0)
-    worker_end = countdown.worker_end
+    countdown = parallel._Countdown(context, 3)
+    ends = [countdown.worker_end(index) for index in range(3)]
     read_fd, write_fd = os.pipe()
     try:
-        countdown.expect(3)
-        for reply in (parallel._DONE, parallel._DONE):
-            worker_end.reply(write_fd, reply)
-            assert not parallel._readable(countdown.fd)
+        # Empty replies that come before the parent waits use no pipe at all.
+        for end in ends:
+            end.reply(write_fd, parallel._DONE)
+        assert countdown.remaining() == 0
+        assert not countdown.start_waiting()
+        countdown.stop_waiting()
+        assert all(countdown.replied(index) and not countdown.piped(index) for index in range(3))
+        assert not _readable(countdown.fd) and not _readable(read_fd)
+        # An exchange with workers 0 and 2, whose replies carry payloads.
+        countdown.expect([0, 2])
+        assert countdown.remaining() == 2
+        assert not countdown.replied(0) and not countdown.replied(2)
+        assert countdown.start_waiting()
+        ends[0].reply(write_fd, parallel._encode(parallel._RESULT, 'short'))
+        assert countdown.piped(0) and not countdown.replied(2)
+        assert not _readable(countdown.fd)
+        assert parallel._read(read_fd) == (parallel._RESULT, 'short')
         # A reply longer than the pipe holds is counted before it is written,
         # else its writing would wait for a parent that waits for the count.
         long_reply = parallel._encode(parallel._RESULT, b'x' * (1 << 17))
-        writer = threading.Thread(target=worker_end.reply, args=(write_fd, long_reply))
+        writer = threading.Thread(target=ends[2].reply, args=(write_fd, long_reply))
         writer.start()
         deadline = time.monotonic() + 10
-        while not parallel._readable(countdown.fd) and time.monotonic() < deadline:
+        while not _readable(countdown.fd) and time.monotonic() < deadline:
             time.sleep(0.001)
-        assert parallel._readable(countdown.fd)
+        assert _readable(countdown.fd)
         countdown.clear()
-        assert not parallel._readable(countdown.fd)
-        assert os.read(read_fd, 1) == parallel._DONE and os.read(read_fd, 1) == parallel._DONE
+        countdown.stop_waiting()
+        assert not _readable(countdown.fd)
+        assert countdown.remaining() == 0 and countdown.piped(2)
         assert parallel._read(read_fd) == (parallel._RESULT, b'x' * (1 << 17))
         writer.join()
     finally:

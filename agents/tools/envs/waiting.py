@@ -169,6 +169,16 @@ class SpinBudget:
                 break
         return []
 
+    def give_way(self):
+        """Yield the core once, unless polling is off (see `back_off`).
+
+        A process that has just handed work to another process that may share
+        its core lets that one start at once, instead of only after its own way
+        into a sleeping wait.
+        """
+        if self.seconds and not self._waits_without_polling:
+            os.sched_yield()
+
     @property
     def backing_off(self):
         """Whether the next wait sleeps at once because other programs want the cores."""
