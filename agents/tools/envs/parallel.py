@@ -53,6 +53,7 @@ from agents.tools.envs import access
 from agents.tools.envs import batching
 from agents.tools.envs import contract
 from agents.tools.envs import errors
+from agents.tools.envs import info_columns
 from agents.tools.envs import shared_arrays
 from agents.tools.envs import waiting
 
@@ -64,6 +65,7 @@ _STEP_SOME = b'p'
 _RESET = b'r'
 _APPLY = b'f'
 _ATTACH = b'a'
+_ATTACH_INFOS = b'i'
 _CLOSE = b'x'
 # Seconds a worker polls for its next command before it sleeps (see `_CommandWait`).
 DEFAULT_SPIN_SECONDS = 200e-6
@@ -71,9 +73,13 @@ DEFAULT_SPIN_SECONDS = 200e-6
 _DONE = b'.'
 _RESULT = b'+'
 _FAILURE = b'!'
-_KINDS_WITH_PAYLOAD = (_RESET, _APPLY, _ATTACH, _RESULT, _FAILURE)
-# States of a worker's reply to an exchange, in the `_Countdown`'s shared array.
-_PENDING, _EMPTY, _PIPED = 0, 1, 2
+_KINDS_WITH_PAYLOAD = (_RESET, _APPLY, _ATTACH, _ATTACH_INFOS, _RESULT, _FAILURE)
+# The reply to a step whose infos the worker wrote to the `InfoColumns`; never
+# sent through the pipe.
+_INFOS_IN_COLUMNS = b'c'
+# States of a worker's reply to an exchange, in the `_Countdown`'s shared array:
+# none yet, nothing to read, infos in the columns, or a message in the pipe.
+_PENDING, _EMPTY, _COLUMNS, _PIPED = 0, 1, 2, 3
 _LENGTH = struct.Struct('<I')
 _READ_SIZE = 1 << 16
 
@@ -123,10 +129,12 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             that environment's first reset, so runs are reproducible.
           auto_reset: Reset finished environments right after the step that ended
             their episode, so `reset` of those environments needs no round trip.
-          return_infos: Return the environments' info dicts. With False, `step`
-            and `reset` return empty dicts and infos never leave the workers,
-            which saves pickling them (about 5 us per step of a MuJoCo task, whose
-            infos are never empty). `InGraphBatchEnv` ignores infos.
+          return_infos: Return the environments' info dicts. Step infos that
+            share one schema of scalars, as those of the MuJoCo tasks do, come
+            through shared memory (see `info_columns`), others pickled. With
+            False, `step` and `reset` return empty dicts and infos never leave
+            the workers, which still saves building them in the parent.
+            `InGraphBatchEnv` ignores infos.
           start_method: Multiprocessing start method; 'forkserver' or 'spawn' are
             safe in a process that has imported TensorFlow. With 'fork', workers
             inherit each other's pipes and may outlive a killed parent.
@@ -279,16 +287,50 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
     def _exchange_steps(self, messages, run_local):
         """Exchange step commands and keep the infos of automatic resets.
 
+        The first step that returns infos decides whether the workers write
+        infos to shared columns from then on (see `info_columns`).
+
         Returns:
           Dict from batch index to the non-empty info of its step.
         """
+        results = self._exchange(messages, run_local, 'calling step()')
         infos = {}
-        for reply in self._exchange(messages, run_local, 'calling step()'):
-            if reply is not None:
-                step_infos, first_infos = reply
-                infos.update(step_infos)
-                self._first_infos.update(first_infos)
+        if run_local is not None:
+            self._keep_step_infos(infos, results.pop(0))
+        for (worker, command, _), reply in zip(messages, results):
+            if reply is _INFOS_IN_COLUMNS:
+                infos.update(self._column_infos(worker, command))
+            else:
+                self._keep_step_infos(infos, reply)
+        if infos and not self._info_schema_checked:
+            self._info_schema_checked = True
+            schema = info_columns.schema_of(infos.values())
+            if schema:
+                self._attach_info_columns(schema)
         return infos
+
+    def _keep_step_infos(self, infos, reply):
+        """Add the step infos of a pickled reply to `infos`; keep its reset infos."""
+        if reply is not None:
+            step_infos, first_infos = reply
+            infos.update(step_infos)
+            self._first_infos.update(first_infos)
+
+    def _column_infos(self, worker, command):
+        """Pairs of batch index and info of the environments a worker stepped, from the columns."""
+        if command == _STEP:
+            rows = range(worker.start, worker.stop)
+            return zip(rows, self._info_columns.read(slice(worker.start, worker.stop)))
+        rows = (np.flatnonzero(self._stepping[worker.start:worker.stop]) + worker.start).tolist()
+        return zip(rows, self._info_columns.read(rows))
+
+    def _attach_info_columns(self, schema):
+        """Create info columns for `schema` and have every worker write its infos to them."""
+        columns = self._resources.info_columns = info_columns.InfoColumns(schema, self._size)
+        self._exchange(
+            [(worker, _ATTACH_INFOS, (schema, self._size, columns.name))
+             for worker in self._resources.workers], None, 'attaching shared memory for infos')
+        self._info_columns = columns
 
     def _reset(self, indices, seeds, options):
         """Reset environments; those reset after their last step need no round trip.
@@ -364,6 +406,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         """Start the workers, build the parent's share and the shared memory."""
         size = len(constructors)
         self._busy = None
+        self._info_columns = None
+        self._info_schema_checked = False
         self._first_infos = {}
         self._has_first_observ = np.zeros(size, bool)
         parent_count = size // (num_workers + 1) if step_in_parent else 0
@@ -490,8 +534,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
           WaitInterrupted: If Ctrl-C or SIGTERM arrived.
 
         Returns:
-          Dict from worker to its reply payload (None for an empty reply), and
-          a list of `WorkerError`s.
+          Dict from worker to its reply payload (None for an empty reply,
+          `_INFOS_IN_COLUMNS` for a step whose infos are in the columns), and a
+          list of `WorkerError`s.
         """
         if not workers:
             return {}, []
@@ -512,8 +557,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         countdown.stop_waiting()
         replies, worker_errors = {}, []
         for worker in workers:
-            if not countdown.piped(worker.index):
-                replies[worker] = None
+            state = countdown.state(worker.index)
+            if state != _PIPED:
+                replies[worker] = _INFOS_IN_COLUMNS if state == _COLUMNS else None
                 continue
             try:
                 replies[worker] = worker.receive()
@@ -560,6 +606,7 @@ class _Resources:
         self.workers = []
         self.local = None
         self.shared = None
+        self.info_columns = None
         self.countdown = None
         # Seconds the workers get to exit before they are stopped.
         self.close_timeout = contract.CLOSE_TIMEOUT
@@ -579,6 +626,8 @@ class _Resources:
                 self.countdown.close()
             if self.shared is not None:
                 self.shared.close()
+            if self.info_columns is not None:
+                self.info_columns.close()
 
 
 class _EnvSlice:
@@ -596,6 +645,7 @@ class _EnvSlice:
         self._pending_seeds = list(seeds)
         self._auto_reset = auto_reset
         self._return_infos = return_infos
+        self._info_columns = None
 
     def describe(self):
         """List of (observation space, action space, name) of the environments."""
@@ -618,6 +668,10 @@ class _EnvSlice:
         self._terminated = shared['terminated'][rows]
         self._truncated = shared['truncated'][rows]
 
+    def bind_info_columns(self, columns):
+        """Write step infos that fit the schema of the `InfoColumns` to them from now on."""
+        self._info_columns = columns
+
     def step(self, some=False):
         """Step environments with their actions from shared memory.
 
@@ -626,7 +680,9 @@ class _EnvSlice:
             array, in the order of their indices; all if False.
 
         Returns:
-          None if no environment returned an info, else a pair of dicts from
+          None if no environment returned an info; `_INFOS_IN_COLUMNS` if every
+          stepped environment returned an info that fitted the info columns,
+          where it was written, and none was reset; else a pair of dicts from
           batch index to the step info and to the info of an automatic reset.
         """
         offsets = np.flatnonzero(self._stepping).tolist() if some else range(len(self.envs))
@@ -659,9 +715,14 @@ class _EnvSlice:
             self._reward[rows] = rewards
             self._terminated[rows] = terminals
             self._truncated[rows] = truncations
-        if infos or first_infos:
-            return infos, first_infos
-        return None
+        if not (infos or first_infos):
+            return None
+        columns = self._info_columns
+        if columns and not first_infos and len(infos) == len(offsets):
+            rows = list(infos) if some else slice(self.start, self.stop)
+            if columns.write(rows, infos.values()):
+                return _INFOS_IN_COLUMNS
+        return infos, first_infos
 
     def reset(self, requests, options):
         """Reset environments, writing their first observations to shared memory.
@@ -687,6 +748,8 @@ class _EnvSlice:
         self._actions = self._observ = self._first_observ = None
         self._reward = self._terminated = self._truncated = self._busy = None
         self._stepping = None
+        if self._info_columns:
+            self._info_columns.close()
         for env in self.envs:
             env.close()
 
@@ -768,9 +831,9 @@ class _Countdown:
         """Whether worker `index` replied to the exchange."""
         return self._shared[self._STATES + index] != _PENDING
 
-    def piped(self, index):
-        """Whether the reply of worker `index` waits in its pipe."""
-        return self._shared[self._STATES + index] == _PIPED
+    def state(self, index):
+        """The state of the reply of worker `index`: `_PENDING`, `_EMPTY`, `_COLUMNS` or `_PIPED`."""
+        return self._shared[self._STATES + index]
 
     def close(self):
         """Close the parent's ends of the pipe; let go of the shared array and its lock.
@@ -795,12 +858,15 @@ class _CountdownEnd:
     def reply(self, fd, data):
         """Reply with the encoded message `data`, writing it to the file descriptor `fd` if needed.
 
-        An empty reply is only counted. A reply that fits the pipe at once is
+        An empty reply, or one whose infos are in the columns, is only counted
+        (with its state). A reply that fits the pipe at once is
         written first. A longer one is counted first: its writing waits for the
         parent to read, which it does once it sees the count reach zero.
         """
         if data == _DONE:
             self._count_one(_EMPTY)
+        elif data == _INFOS_IN_COLUMNS:
+            self._count_one(_COLUMNS)
         elif len(data) <= select.PIPE_BUF:
             _write(fd, data)
             self._count_one(_PIPED)
@@ -934,9 +1000,15 @@ def _worker_main(
                     shared = shared_arrays.SharedArrays(payload[1], name=payload[0])
                     env_slice.bind(shared)
                     reply = None
+                elif command == _ATTACH_INFOS:
+                    env_slice.bind_info_columns(info_columns.InfoColumns(*payload))
+                    reply = None
                 else:
                     raise ValueError(f'Unknown command {command!r}.')
-                reply = _DONE if reply is None else _encode(_RESULT, reply)
+                if reply is None:
+                    reply = _DONE
+                elif reply is not _INFOS_IN_COLUMNS:
+                    reply = _encode(_RESULT, reply)
             except Exception as error:
                 reply = _encode(_FAILURE, errors.describe_exception(error))
             # Before the reply: the parent it wakes may take this core at once.

@@ -139,13 +139,15 @@ def test_countdown_counts_replies_and_wakes_only_a_waiting_parent():
     ends = [countdown.worker_end(index) for index in range(3)]
     read_fd, write_fd = os.pipe()
     try:
-        # Empty replies that come before the parent waits use no pipe at all.
-        for end in ends:
-            end.reply(write_fd, parallel._DONE)
+        # Empty replies, and steps whose infos are in the shared columns, use
+        # no pipe at all; coming before the parent waits, they wake nothing.
+        for end, reply in zip(ends, [parallel._DONE, parallel._INFOS_IN_COLUMNS, parallel._DONE]):
+            end.reply(write_fd, reply)
         assert countdown.remaining() == 0
         assert not countdown.start_waiting()
         countdown.stop_waiting()
-        assert all(countdown.replied(index) and not countdown.piped(index) for index in range(3))
+        assert [countdown.state(index) for index in range(3)] == [
+            parallel._EMPTY, parallel._COLUMNS, parallel._EMPTY]
         assert not _readable(countdown.fd) and not _readable(read_fd)
         # An exchange with workers 0 and 2, whose replies carry payloads.
         countdown.expect([0, 2])
@@ -153,7 +155,7 @@ def test_countdown_counts_replies_and_wakes_only_a_waiting_parent():
         assert not countdown.replied(0) and not countdown.replied(2)
         assert countdown.start_waiting()
         ends[0].reply(write_fd, parallel._encode(parallel._RESULT, 'short'))
-        assert countdown.piped(0) and not countdown.replied(2)
+        assert countdown.state(0) == parallel._PIPED and not countdown.replied(2)
         assert not _readable(countdown.fd)
         assert parallel._read(read_fd) == (parallel._RESULT, 'short')
         # A reply longer than the pipe holds is counted before it is written,
@@ -168,7 +170,7 @@ def test_countdown_counts_replies_and_wakes_only_a_waiting_parent():
         countdown.clear()
         countdown.stop_waiting()
         assert not _readable(countdown.fd)
-        assert countdown.remaining() == 0 and countdown.piped(2)
+        assert countdown.remaining() == 0 and countdown.state(2) == parallel._PIPED
         assert parallel._read(read_fd) == (parallel._RESULT, b'x' * (1 << 17))
         writer.join()
     finally:
@@ -211,6 +213,41 @@ def test_replies_keep_numpy_scalars_exact():
         os.close(write_fd)
     assert kind == parallel._RESULT and first_infos == {}
     testing.assert_identical(infos[3], info)
+
+
+def test_step_infos_of_one_schema_come_back_exactly_through_shared_columns():
+    # Hopper's infos are NumPy scalars under the same keys at every step; steps
+    # that end an episode carry reset infos too and are pickled instead.
+    make = testing.SHORT_TASKS['Hopper-v5']
+    size, seeds = 4, [3, 4, 5, 6]
+    batch = parallel.ParallelBatchEnv([make] * size, num_workers=2, seeds=seeds)
+    references = [make() for _ in range(size)]
+    rng = np.random.default_rng(0)
+    try:
+        batch.reset()
+        for env, seed in zip(references, seeds):
+            env.reset(seed=seed)
+        for step in range(60):
+            some = step % 3 == 2
+            indices = [1, 2] if some else list(range(size))
+            actions = rng.uniform(-1, 1, (len(indices), 3)).astype(np.float32)
+            _, _, terminated, truncated, infos = batch.step(
+                actions, indices=indices if some else None)
+            for index, action, info in zip(indices, actions, infos):
+                _, _, *ended, expected = references[index].step(action)
+                testing.assert_identical(info, expected, f'step {step}, environment {index}')
+                if any(ended):
+                    references[index].reset()
+            ended = np.asarray(indices)[terminated | truncated]
+            if len(ended):
+                batch.reset(ended.tolist())
+        columns_path = os.path.join('/dev/shm', batch._info_columns.name)
+        assert os.path.exists(columns_path)
+    finally:
+        batch.close()
+        for env in references:
+            env.close()
+    assert not os.path.exists(columns_path)
 
 
 def test_seeds_given_at_construction_apply_to_the_first_reset():
