@@ -241,8 +241,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             self._has_first_observ[rows] = terminated | truncated
         return (
             observ, take(self._reward), terminated, truncated,
-            tuple(infos.get(index, {}) for index in (
-                range(self._size) if indices is None else indices)))
+            _ordered_infos(infos, range(self._size) if indices is None else indices))
 
     def _step_or_reset(self, actions, reset_mask):
         """Step the environments not in the mask; those in it were reset ahead.
@@ -282,7 +281,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         self._has_first_observ[:] = terminated | truncated
         return (
             self._observ_layout.unflatten(observ), reward, terminated, truncated,
-            tuple(infos.get(index, {}) for index in range(self._size)))
+            _ordered_infos(infos, range(self._size)))
 
     def _exchange_steps(self, messages, run_local):
         """Exchange step commands and keep the infos of automatic resets.
@@ -482,8 +481,6 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             return []
         timeout = self._timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
-        if self._busy is not None:
-            self._busy[:] = False
         if any(command is not None for _, command, _ in messages):
             self._countdown.expect([worker.index for worker, _, _ in messages])
         try:
@@ -508,10 +505,12 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                 error, errors.WorkerTimeoutError)
             self._shut_down(contract.CLOSE_TIMEOUT if died else 0)
             raise
-        if local_error is not None:
-            raise local_error
-        if worker_errors:
-            raise worker_errors[0]
+        if local_error is not None or worker_errors:
+            # The environment that raised is still marked busy; a later
+            # timeout must not name it.
+            if self._busy is not None:
+                self._busy[:] = False
+            raise local_error if local_error is not None else worker_errors[0]
         results = [local_result] if run_local is not None else []
         return results + [replies[worker] for worker in workers]
 
@@ -1072,6 +1071,13 @@ class _CommandWait:
         self._sample = None
         if time.thread_time() - cpu_start < (time.perf_counter() - wall_start) / 2:
             self._spin.back_off()
+
+
+def _ordered_infos(infos, indices):
+    """Tuple of the info in `infos` of each index in `indices`; an empty dict where none."""
+    if not infos:
+        return tuple([{} for _ in indices])
+    return tuple([infos.get(index, {}) for index in indices])
 
 
 def _reduce_as(scalar_type, python_type):

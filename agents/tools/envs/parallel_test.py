@@ -250,6 +250,22 @@ def test_step_infos_of_one_schema_come_back_exactly_through_shared_columns():
     assert not os.path.exists(columns_path)
 
 
+def test_a_later_timeout_names_only_the_hung_environment_not_one_that_raised():
+    batch = parallel.ParallelBatchEnv([
+        functools.partial(testing.CountingEnv, fail_at_step=1),
+        functools.partial(testing.CountingEnv, step_delay=5.0)], num_workers=1, timeout=1.0)
+    try:
+        batch.reset()
+        with pytest.raises(errors.WorkerError, match='ValueError'):
+            batch.step([0], indices=[0])
+        with pytest.raises(errors.WorkerTimeoutError) as caught:
+            batch.step([0], indices=[1])
+    finally:
+        batch.close()
+    assert 'in environment 1 (' in str(caught.value)
+    assert 'environment 0 (' not in str(caught.value)
+
+
 def test_seeds_given_at_construction_apply_to_the_first_reset():
     batch = parallel.ParallelBatchEnv([_make_pendulum] * 3, num_workers=1, seeds=[4, 5, 6])
     try:
