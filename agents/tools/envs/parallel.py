@@ -7,9 +7,10 @@ environments over a few workers (by default one per core), each stepping its
 share in a tight loop; optionally the parent steps a share itself instead of
 waiting. Actions, observations, rewards and flags live in one shared-memory
 block; a batch step costs one byte over a pipe to each worker. A reply goes
-through the worker's pipe only when it carries something (infos, an error);
-otherwise the worker only marks and counts it in shared memory (see
-`_Countdown`). A step of some environments marks them in shared memory too and
+through the worker's pipe only when it carries something shared memory does
+not (infos off the schema of the info columns, an error); otherwise the
+worker only marks and counts it in shared memory (see `_Countdown` and
+`info_columns`). A step of some environments marks them in shared memory too and
 wakes only the workers that host any of them.
 
 Waking a sleeping process costs tens of microseconds on a virtual machine,
@@ -774,9 +775,10 @@ class _Countdown:
     """The replies an exchange still awaits, in shared memory; the last one wakes a waiting parent.
 
     For each worker the shared array holds the state of its reply: pending,
-    empty (a command that returns nothing, such as a step without infos), or
-    waiting in the worker's pipe (a reply with a payload). An empty reply
-    costs no pipe at all: the worker only marks and counts it. The count and
+    empty (a command that returns nothing, such as a step without infos),
+    with the step's infos in the info columns, or waiting in the worker's pipe
+    (a reply with a payload). Only the last costs a pipe; for the others the
+    worker only marks and counts its reply. The count and
     the states change under a lock, so exactly one worker sees the count reach
     zero; that worker writes one byte to a pipe the parent sleeps on, but only
     if the parent said it waits. A parent that finds every reply in when it
