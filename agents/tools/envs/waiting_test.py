@@ -133,6 +133,18 @@ def test_polling_stops_for_longer_while_the_core_is_lost_again_and_again():
     assert _waits_without_polling(spin) == minimum
 
 
+def test_giving_way_yields_the_core_once_unless_polling_is_off(monkeypatch):
+    yields = []
+    monkeypatch.setattr(os, 'sched_yield', lambda: yields.append(1))
+    spin = waiting.SpinBudget(60.0)
+    spin.give_way()
+    assert len(yields) == 1
+    spin.back_off()  # Other programs want the cores: keep the core instead.
+    spin.give_way()
+    waiting.SpinBudget(0.0).give_way()  # Polling never wanted.
+    assert len(yields) == 1
+
+
 def test_signals_before_a_wait_are_left_to_their_handlers(pipe, recorded_sigint):
     os.kill(os.getpid(), signal.SIGINT)
     assert recorded_sigint
