@@ -788,6 +788,8 @@ class _Countdown:
     # Indices of the count and the parent's waiting flag in the shared array,
     # whose remaining entries are the workers' reply states.
     _REMAINING, _WAITING, _STATES = 0, 1, 2
+    # Seconds the parent waits for the lock, which workers hold for a moment.
+    LOCK_SECONDS = 1.0
 
     def __init__(self, context, workers):
         """Await one reply from each of `workers` workers: that which each sends when started."""
@@ -815,10 +817,21 @@ class _Countdown:
         return self._shared[self._REMAINING]
 
     def start_waiting(self):
-        """Ask for a wake-up byte from the last reply; False if every reply is in already."""
-        with self._lock:
+        """Ask for a wake-up byte from the last reply; False if every reply is in already.
+
+        The flag is set and the count read under the lock, so the last worker
+        either sees the flag or has been counted here. A worker that died
+        holding the lock keeps it: after `LOCK_SECONDS` the flag is set
+        without it, and the wait that follows sees the death.
+        """
+        if not self._lock.acquire(timeout=self.LOCK_SECONDS):
+            self._shared[self._WAITING] = 1
+            return True
+        try:
             self._shared[self._WAITING] = 1
             return self._shared[self._REMAINING] > 0
+        finally:
+            self._lock.release()
 
     def stop_waiting(self):
         """Take back `start_waiting`; call once its byte, if any, was consumed."""
@@ -833,7 +846,7 @@ class _Countdown:
         return self._shared[self._STATES + index] != _PENDING
 
     def state(self, index):
-        """The state of the reply of worker `index`: `_PENDING`, `_EMPTY`, `_COLUMNS` or `_PIPED`."""
+        """The state of worker `index`'s reply: `_PENDING`, `_EMPTY`, `_COLUMNS` or `_PIPED`."""
         return self._shared[self._STATES + index]
 
     def close(self):

@@ -196,6 +196,18 @@ def test_replies_larger_than_a_pipe_reach_the_parent():
         batch.close()
 
 
+def test_a_countdown_lock_never_released_does_not_hang_the_parent(monkeypatch):
+    # As when a worker died holding the lock: the parent still asks to be
+    # woken, after a while, and its wait then sees the death.
+    monkeypatch.setattr(parallel._Countdown, 'LOCK_SECONDS', 0.1)
+    countdown = parallel._Countdown(multiprocessing.get_context('forkserver'), 1)
+    try:
+        countdown._lock.acquire()
+        assert countdown.start_waiting()
+    finally:
+        countdown.close()
+
+
 def test_replies_keep_numpy_scalars_exact():
     info = {
         'float16': np.float16(0.1), 'float32': np.float32(np.pi), 'float64': np.float64(1e-310),
