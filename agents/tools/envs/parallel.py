@@ -144,10 +144,11 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             environments may take `contract.STARTUP_TIMEOUT`.
           spin_seconds: Seconds a worker keeps polling for the next command after
             replying, instead of sleeping, when the previous command came within
-            that time; this saves the wake-up of a sleeping worker when the
+            that time (after a command that ran longer, as long as it ran, up to
+            4 times this); this saves the wake-up of a sleeping worker when the
             parent steps again at once (as a benchmark does), and costs no CPU
             when it steps rarely (as a training loop does, which computes for a
-            millisecond between steps). The parent polls as long for the
+            millisecond between steps). The parent polls `spin_seconds` for the
             replies when fewer workers take part than there are cores, and
             otherwise sleeps until the last reply. A process whose polling lost
             its core to another program sleeps at once for a while (see
@@ -1038,13 +1039,18 @@ def _worker_main(
 class _CommandWait:
     """A worker's wait for its next command: briefly polling if commands come fast.
 
-    Polls the command pipe for up to `spin_seconds` before sleeping on it (see
-    `waiting.SpinBudget`), but only while the previous wait was that short:
-    when the parent computes for long between commands (a training step), the
-    worker sleeps at once and spends no CPU. Polling stops for a while when
-    the machine is busy, seen as a command that got less than half of the
-    core while the worker ran it: a polling process looks busy to the
-    scheduler, which then crowds the other processes on the remaining cores.
+    Polls the command pipe before sleeping on it (see `waiting.SpinBudget`),
+    but only while the previous wait was no longer than it polls: when the
+    parent computes for long between commands (a training step), the worker
+    sleeps at once and spends no CPU. It polls for `spin_seconds`, or as long
+    as its last command ran if that was longer, up to `MAX_SPIN_FACTOR` times
+    `spin_seconds`: the wait of the worker that finished first, for the other
+    workers and the parent, grows with the time a command takes, and one
+    that outlasted the polling would pay a wake-up at every step. Polling
+    stops for a while when the machine is busy, seen as a command that got
+    less than half of the core while the worker ran it: a polling process
+    looks busy to the scheduler, which then crowds the other processes on the
+    remaining cores.
 
     The worker calls `started` and `finished` around each command. CPU time
     costs a system call to read on some virtual machines, so only one command
@@ -1052,14 +1058,17 @@ class _CommandWait:
     """
 
     CPU_SAMPLE_EVERY = 8
+    MAX_SPIN_FACTOR = 4
 
     def __init__(self, fd, spin_seconds):
-        """Wait on the file descriptor `fd`; `spin_seconds` bounds the polling."""
+        """Wait on the file descriptor `fd`; `spin_seconds` bounds the polling (see above)."""
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
         self._spin = waiting.SpinBudget(spin_seconds)
+        self._polling_seconds = spin_seconds
         self._last_wait = float('inf')
         self._wait_started = None
+        self._command_started = None
         self._commands = 0
         # Wall and CPU time at which the worker started a sampled command.
         self._sample = None
@@ -1067,12 +1076,13 @@ class _CommandWait:
     def wait(self):
         """Return once the pipe is readable (or closed)."""
         self._wait_started = time.perf_counter()
-        if not (self._last_wait < self._spin.seconds and self._spin.poll(self._poller)):
+        seconds = self._polling_seconds
+        if not (self._last_wait < seconds and self._spin.poll(self._poller, seconds=seconds)):
             self._poller.poll()
 
     def started(self):
         """Note that a command arrived and runs now."""
-        now = time.perf_counter()
+        now = self._command_started = time.perf_counter()
         self._last_wait = now - self._wait_started
         self._commands += 1
         if self._commands % self.CPU_SAMPLE_EVERY == 0:
@@ -1080,11 +1090,15 @@ class _CommandWait:
 
     def finished(self):
         """Note that the command finished; back off polling if it lacked the core."""
+        now = time.perf_counter()
+        spin_seconds = self._spin.seconds
+        self._polling_seconds = max(spin_seconds, min(
+            now - self._command_started, self.MAX_SPIN_FACTOR * spin_seconds))
         if self._sample is None:
             return
         wall_start, cpu_start = self._sample
         self._sample = None
-        if time.thread_time() - cpu_start < (time.perf_counter() - wall_start) / 2:
+        if time.thread_time() - cpu_start < (now - wall_start) / 2:
             self._spin.back_off()
 
 

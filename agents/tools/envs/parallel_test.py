@@ -111,6 +111,29 @@ def test_command_wait_stops_polling_after_a_command_that_got_little_of_the_core(
         os.close(write_fd)
 
 
+def test_command_wait_polls_as_long_as_the_last_command_ran_within_bounds(monkeypatch):
+    clock = {'wall': 0.0}
+    monkeypatch.setattr(time, 'perf_counter', lambda: clock['wall'])
+    read_fd, write_fd = os.pipe()
+    try:
+        for spin_seconds, command_seconds, polling_seconds in [
+                (0.1, 0.05, 0.1),  # A short command: the usual budget.
+                (0.1, 0.25, 0.25),  # A longer one: as long as it ran,
+                (0.1, 5.0, 0.1 * parallel._CommandWait.MAX_SPIN_FACTOR),  # within bounds.
+                (0.0, 5.0, 0.0)]:  # No polling stays no polling.
+            command_wait = parallel._CommandWait(read_fd, spin_seconds)
+            os.write(write_fd, parallel._STEP)
+            command_wait.wait()
+            os.read(read_fd, 1)
+            command_wait.started()
+            clock['wall'] += command_seconds
+            command_wait.finished()
+            assert command_wait._polling_seconds == pytest.approx(polling_seconds)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 def test_bounded_polling_steps_as_sleeping_workers_do():
     actions = np.random.default_rng(0).uniform(-2, 2, (20, 4, 1)).astype(np.float32)
     results = []

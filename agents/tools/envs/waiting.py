@@ -142,12 +142,13 @@ class SpinBudget:
         # Waits that polled since the last sign of a busy machine.
         self._calm_waits = self.MAX_BACKOFF_WAITS
 
-    def poll(self, poller, deadline=None):
+    def poll(self, poller, deadline=None, seconds=None):
         """Poll a `select.poll` object until it has events or the budget is spent.
 
         Args:
           poller: The `select.poll` object.
           deadline: Optional `time.monotonic()` time to stop at in any case.
+          seconds: This wait's budget, if not the usual `seconds`.
 
         Returns:
           The poller's events; empty if there were none in the budget.
@@ -156,15 +157,16 @@ class SpinBudget:
             self._waits_without_polling -= 1
             return []
         self._calm_waits += 1
+        seconds = self.seconds if seconds is None else seconds
         now = time.monotonic()
-        end = now + self.seconds if deadline is None else min(now + self.seconds, deadline)
+        end = now + seconds if deadline is None else min(now + seconds, deadline)
         while now < end:
             events = poller.poll(0)
             if events:
                 return events
             os.sched_yield()
             before, now = now, time.monotonic()
-            if now - before > self.seconds:
+            if now - before > seconds:
                 self.back_off()
                 break
         return []

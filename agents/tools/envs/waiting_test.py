@@ -133,6 +133,15 @@ def test_polling_stops_for_longer_while_the_core_is_lost_again_and_again():
     assert _waits_without_polling(spin) == minimum
 
 
+def test_one_wait_can_poll_for_another_budget(pipe):
+    poller = select.poll()
+    poller.register(pipe[0], select.POLLIN)
+    spin = waiting.SpinBudget(60.0)
+    start = time.monotonic()
+    assert spin.poll(poller, seconds=0.02) == []  # Nothing comes: polls 20 ms, not 60 s.
+    assert time.monotonic() - start < 10
+
+
 def test_giving_way_yields_the_core_once_unless_polling_is_off(monkeypatch):
     yields = []
     monkeypatch.setattr(os, 'sched_yield', lambda: yields.append(1))
