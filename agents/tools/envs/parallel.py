@@ -149,8 +149,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             parent steps again at once (as a benchmark does), and costs no CPU
             when it steps rarely (as a training loop does, which computes for a
             millisecond between steps). The parent polls `spin_seconds` for the
-            replies when fewer workers take part than there are cores, and
-            otherwise sleeps until the last reply. A process whose polling lost
+            replies while fewer are missing than there are cores, and otherwise
+            sleeps until the last reply. A process whose polling lost
             its core to another program sleeps at once for a while (see
             `waiting.SpinBudget`). 0 makes workers and parent always sleep.
 
@@ -542,20 +542,22 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         if not workers:
             return {}, []
         countdown = self._countdown
-        if countdown.remaining() and countdown.start_waiting():
-            # Polling takes no core from the workers only while some core has none.
-            spin = self._spin if countdown.remaining() < self._cores else None
-            while True:
-                ready = self._waiter.wait(deadline, f'environment workers {description}', spin)
-                if countdown.fd in ready:
-                    break
-                if not ready:
-                    raise self._timeout_error(
-                        [worker for worker in workers if not countdown.replied(worker.index)],
-                        description, timeout)
-                raise self._worker_of_sentinel[ready[0]].died_error()
-            countdown.clear()
-        countdown.stop_waiting()
+        if countdown.remaining():
+            if countdown.start_waiting():
+                # Polling takes no core from the workers only while some core has none.
+                spin = self._spin if countdown.remaining() < self._cores else None
+                while True:
+                    ready = self._waiter.wait(
+                        deadline, f'environment workers {description}', spin)
+                    if countdown.fd in ready:
+                        break
+                    if not ready:
+                        raise self._timeout_error(
+                            [worker for worker in workers if not countdown.replied(worker.index)],
+                            description, timeout)
+                    raise self._worker_of_sentinel[ready[0]].died_error()
+                countdown.clear()
+            countdown.stop_waiting()
         replies, worker_errors = {}, []
         for worker in workers:
             state = countdown.state(worker.index)
@@ -719,9 +721,9 @@ class _EnvSlice:
         if not (infos or first_infos):
             return None
         columns = self._info_columns
-        if columns and not first_infos and len(infos) == len(offsets):
-            rows = list(infos) if some else slice(self.start, self.stop)
-            if columns.write(rows, infos.values()):
+        if columns is not None and not first_infos and len(infos) == len(offsets):
+            batch_rows = list(infos) if some else slice(self.start, self.stop)
+            if columns.write(batch_rows, infos.values()):
                 return _INFOS_IN_COLUMNS
         return infos, first_infos
 
@@ -749,7 +751,7 @@ class _EnvSlice:
         self._actions = self._observ = self._first_observ = None
         self._reward = self._terminated = self._truncated = self._busy = None
         self._stepping = None
-        if self._info_columns:
+        if self._info_columns is not None:
             self._info_columns.close()
         for env in self.envs:
             env.close()
@@ -825,14 +827,13 @@ class _Countdown:
         holding the lock keeps it: after `LOCK_SECONDS` the flag is set
         without it, and the wait that follows sees the death.
         """
-        if not self._lock.acquire(timeout=self.LOCK_SECONDS):
-            self._shared[self._WAITING] = 1
-            return True
+        locked = self._lock.acquire(timeout=self.LOCK_SECONDS)
         try:
             self._shared[self._WAITING] = 1
-            return self._shared[self._REMAINING] > 0
+            return not locked or self._shared[self._REMAINING] > 0
         finally:
-            self._lock.release()
+            if locked:
+                self._lock.release()
 
     def stop_waiting(self):
         """Take back `start_waiting`; call once its byte, if any, was consumed."""
