@@ -298,11 +298,14 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         infos = {}
         if run_local is not None:
             self._keep_step_infos(infos, results.pop(0))
+        column_rows = []
         for (worker, command, _), reply in zip(messages, results):
             if reply is _INFOS_IN_COLUMNS:
-                infos.update(self._column_infos(worker, command))
+                column_rows += self._stepped_rows(worker, command)
             else:
                 self._keep_step_infos(infos, reply)
+        if column_rows:
+            infos.update(zip(column_rows, self._info_columns.read(_as_slice(column_rows))))
         if infos and not self._info_schema_checked:
             self._info_schema_checked = True
             schema = info_columns.schema_of(infos.values())
@@ -317,13 +320,11 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             infos.update(step_infos)
             self._first_infos.update(first_infos)
 
-    def _column_infos(self, worker, command):
-        """Pairs of batch index and info of the environments a worker stepped, from the columns."""
+    def _stepped_rows(self, worker, command):
+        """The batch indices of the environments a worker stepped, in order."""
         if command == _STEP:
-            rows = range(worker.start, worker.stop)
-            return zip(rows, self._info_columns.read(slice(worker.start, worker.stop)))
-        rows = (np.flatnonzero(self._stepping[worker.start:worker.stop]) + worker.start).tolist()
-        return zip(rows, self._info_columns.read(rows))
+            return range(worker.start, worker.stop)
+        return (np.flatnonzero(self._stepping[worker.start:worker.stop]) + worker.start).tolist()
 
     def _attach_info_columns(self, schema):
         """Create info columns for `schema` and have every worker write its infos to them."""
@@ -1108,6 +1109,16 @@ def _ordered_infos(infos, indices):
     if not infos:
         return tuple([{} for _ in indices])
     return tuple([infos.get(index, {}) for index in indices])
+
+
+def _as_slice(rows):
+    """The ascending, distinct batch indices `rows` as a slice if they are consecutive.
+
+    Rows read through a slice are views, which cost less than a copy of each column.
+    """
+    if rows[-1] - rows[0] + 1 == len(rows):
+        return slice(rows[0], rows[-1] + 1)
+    return rows
 
 
 def _reduce_as(scalar_type, python_type):
