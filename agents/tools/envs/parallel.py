@@ -6,21 +6,25 @@ environments that overhead dominates. `ParallelBatchEnv` instead spreads the
 environments over a few workers (by default one per core), each stepping its
 share in a tight loop; optionally the parent steps a share itself instead of
 waiting. Actions, observations, rewards and flags live in one shared-memory
-block; a batch step costs one byte over a pipe to each worker. A reply goes
+block, and so do the commands (see `_Commands`): a step is posted there, and a
+worker that polls for it sees it without a system call on either side. Only a
+sleeping worker is woken with a byte through its pipe, and only commands with a
+payload (resets, calls of environment methods) travel through it. A reply goes
 through the worker's pipe only when it carries something shared memory does
 not (infos off the schema of the info columns, an error); otherwise the
 worker only marks and counts it in shared memory (see `_Countdown` and
 `info_columns`). A step of some environments marks them in shared memory too and
-wakes only the workers that host any of them.
+goes only to the workers that host any of them.
 
 Waking a sleeping process costs tens of microseconds on a virtual machine,
 whose idle cores halt, as much as stepping a few cheap environments. So a
-worker whose commands have been coming quickly polls its pipe for a short,
-bounded time after replying before it sleeps: when the parent sends the next
-step in that time, no wake-up is paid. The pipe still carries every command,
-so nothing is lost whichever way the worker waits. On a machine where other
-programs want the cores, polling would cost more than it saves, and workers
-stop polling for a while (see `_CommandWait` and `waiting.SpinBudget`).
+worker whose commands have been coming quickly polls for the next one for a
+short, bounded time after replying before it sleeps: when the parent steps
+again in that time, no wake-up is paid. A worker says under a lock that it
+sleeps, and the parent posts under the same lock, so no command is missed
+whichever way the worker waits. On a machine where other programs want the
+cores, polling would cost more than it saves, and workers stop polling for a
+while (see `_CommandWait` and `waiting.SpinBudget`).
 
 With the commands sent, the parent yields its core once, so that a worker
 sharing that core starts at once rather than after the parent's own way into
@@ -58,9 +62,10 @@ from agents.tools.envs import info_columns
 from agents.tools.envs import shared_arrays
 from agents.tools.envs import waiting
 
-# Commands from the parent to a worker, one byte each. _STEP steps all of the
-# worker's environments and _STEP_SOME those marked in the shared `stepping`
-# array; neither has a payload because the actions are in shared memory too.
+# Commands from the parent to a worker, one byte each, posted in `_Commands`.
+# _STEP steps all of the worker's environments and _STEP_SOME those marked in
+# the shared `stepping` array; neither has a payload nor uses the pipe, because
+# the actions are in shared memory too. _CLOSE is only written to the pipe.
 _STEP = b's'
 _STEP_SOME = b'p'
 _RESET = b'r'
@@ -68,6 +73,8 @@ _APPLY = b'f'
 _ATTACH = b'a'
 _ATTACH_INFOS = b'i'
 _CLOSE = b'x'
+# Wakes a worker that sleeps on its pipe for a command posted in shared memory.
+_WAKE = b'w'
 # Seconds a worker polls for its next command before it sleeps (see `_CommandWait`).
 DEFAULT_SPIN_SECONDS = 200e-6
 # Replies from a worker, one byte each, optionally followed by a payload.
@@ -418,6 +425,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         # The first replies are the workers' descriptions of their environments,
         # which each sends unasked once it has built them.
         self._countdown = self._resources.countdown = _Countdown(context, len(bounds))
+        self._commands = self._resources.commands = _Commands(context, len(bounds))
         for index, (start, stop) in enumerate(bounds):
             try:
                 pickled_constructors = cloudpickle.dumps(constructors[start:stop])
@@ -427,7 +435,7 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                     f'worker process, cloudpickle failed: {error}') from error
             self._resources.workers.append(_Worker(
                 context, index, pickled_constructors, start, seeds[start:stop],
-                self._slice_options, self._spin.seconds, self._countdown))
+                self._slice_options, self._spin.seconds, self._countdown, self._commands))
         self._countdown.started()
         self._step_messages = [(worker, _STEP, None) for worker in self._resources.workers]
         self._worker_of_sentinel = {
@@ -484,12 +492,12 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
             return []
         timeout = self._timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
-        if any(command is not None for _, command, _ in messages):
+        commands = [message for message in messages if message[1] is not None]
+        if commands:
             self._countdown.expect([worker.index for worker, _, _ in messages])
         try:
-            for worker, command, payload in messages:
-                if command is not None:
-                    worker.send(command, payload)
+            if commands:
+                self._commands.send(commands)
             if run_local is None:
                 self._spin.give_way()
             workers = [worker for worker, _, _ in messages]
@@ -559,6 +567,8 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
                     raise self._worker_of_sentinel[ready[0]].died_error()
                 countdown.clear()
             countdown.stop_waiting()
+        else:
+            countdown.synchronize()
         replies, worker_errors = {}, []
         for worker in workers:
             state = countdown.state(worker.index)
@@ -612,6 +622,7 @@ class _Resources:
         self.shared = None
         self.info_columns = None
         self.countdown = None
+        self.commands = None
         # Seconds the workers get to exit before they are stopped.
         self.close_timeout = contract.CLOSE_TIMEOUT
 
@@ -628,6 +639,8 @@ class _Resources:
         finally:
             if self.countdown is not None:
                 self.countdown.close()
+            if self.commands is not None:
+                self.commands.close()
             if self.shared is not None:
                 self.shared.close()
             if self.info_columns is not None:
@@ -820,6 +833,15 @@ class _Countdown:
         """How many replies are still awaited."""
         return self._shared[self._REMAINING]
 
+    def synchronize(self):
+        """Make the results the workers wrote before their replies visible here, on any processor.
+
+        Call after finding every reply in without waiting: each worker counted its
+        reply under the lock, and taking it once orders its writes before this
+        process's reads (a wait orders them through the wake-up byte).
+        """
+        _take_once(self._lock, self.LOCK_SECONDS)
+
     def start_waiting(self):
         """Ask for a wake-up byte from the last reply; False if every reply is in already.
 
@@ -907,7 +929,7 @@ class _Worker:
 
     def __init__(
             self, context, index, constructors, start, seeds, slice_options, spin_seconds,
-            countdown):
+            countdown, commands):
         command_reader, command_writer = context.Pipe(duplex=False)
         result_reader, result_writer = context.Pipe(duplex=False)
         self.index = index
@@ -917,7 +939,7 @@ class _Worker:
             target=_worker_main,
             args=(
                 constructors, start, seeds, slice_options, spin_seconds, command_reader,
-                result_writer, countdown.worker_end(index)),
+                result_writer, countdown.worker_end(index), commands.worker_end(index)),
             name=f'ParallelBatchEnv-worker-{index}', daemon=True)
         self.process.start()
         # Without the parent's copies of the worker's ends, a dead worker shows up
@@ -934,7 +956,7 @@ class _Worker:
             f'{self.start} to {self.stop - 1})')
 
     def send(self, command, payload=None):
-        """Send a command; raises if the worker is gone."""
+        """Write a posted command (see `_Commands`) to the pipe; raises if the worker is gone."""
         try:
             _write(self._command.fileno(), _encode(command, payload, cloudpickle.dumps))
         except (BrokenPipeError, ConnectionResetError):
@@ -979,7 +1001,7 @@ class _Worker:
 
 def _worker_main(
         constructors, start, seeds, slice_options, spin_seconds, command_reader, result_writer,
-        countdown):
+        countdown, commands):
     """Body of a worker process: build the environments, then serve commands."""
     # Ctrl-C reaches the whole process group; the parent decides when to stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -993,14 +1015,10 @@ def _worker_main(
     except Exception as error:
         reply = _encode(_FAILURE, errors.describe_exception(error))
     countdown.reply(result_fd, reply)
-    command_wait = _CommandWait(command_fd, spin_seconds)
+    command_wait = _CommandWait(command_fd, spin_seconds, commands)
     try:
         while True:
-            command_wait.wait()
-            try:
-                command, payload = _read(command_fd)
-            except EOFError:
-                break  # The parent is gone.
+            command, payload = command_wait.next()
             if command == _CLOSE:
                 break
             command_wait.started()
@@ -1038,21 +1056,140 @@ def _worker_main(
             shared.close()
 
 
+class _Commands:
+    """The command each worker is to run next, posted in shared memory.
+
+    For each worker the shared array holds the sequence number of its latest
+    command, that command's kind, and whether the worker sleeps. Posting a
+    command writes its kind and increments the sequence number, which a
+    polling worker watches: a step seen there costs neither process a system
+    call. A command with a payload is also written to the worker's pipe, after
+    it is posted. A worker that stops polling says so under the lock, and sleeps
+    on its pipe; the parent posts under the same lock, so it either sees that
+    the worker sleeps, and writes `_WAKE` to its pipe, or the worker sees the
+    command before it sleeps.
+    """
+
+    # Offsets of a worker's entries in the shared array, and their number.
+    SEQUENCE, KIND, SLEEPING, ENTRIES = 0, 1, 2, 3
+    # Seconds the parent waits for the lock, which workers hold for a moment.
+    LOCK_SECONDS = 1.0
+
+    def __init__(self, context, workers):
+        """Post commands to `workers` workers."""
+        self._shared = context.Array('q', self.ENTRIES * workers, lock=False)
+        self._lock = context.Lock()
+
+    def worker_end(self, index):
+        """What worker `index` needs to see its commands: a `_CommandsEnd`."""
+        return _CommandsEnd(self._shared, self._lock, self.ENTRIES * index)
+
+    def send(self, messages):
+        """Post commands; write those with a payload to the pipe, and wake sleeping workers.
+
+        Args:
+          messages: List of (worker, command, payload), where a worker has an
+            `index` and a `send(command, payload=None)` that writes to its pipe.
+        """
+        asleep = self._post([(worker.index, command) for worker, command, _ in messages])
+        for worker, command, payload in messages:
+            if command in _KINDS_WITH_PAYLOAD:
+                worker.send(command, payload)
+            elif worker.index in asleep:
+                worker.send(_WAKE)
+
+    def _post(self, commands):
+        """Post commands; return the indices of the workers that sleep and need waking.
+
+        A worker that died holding the lock keeps it: after `LOCK_SECONDS` the
+        commands are posted without it, and every worker is woken.
+
+        Args:
+          commands: List of (worker index, command kind).
+        """
+        shared = self._shared
+        for index, kind in commands:
+            shared[self.ENTRIES * index + self.KIND] = kind[0]
+        locked = self._lock.acquire(timeout=self.LOCK_SECONDS)
+        try:
+            asleep = []
+            for index, _ in commands:
+                entry = self.ENTRIES * index
+                shared[entry + self.SEQUENCE] += 1
+                if shared[entry + self.SLEEPING] or not locked:
+                    shared[entry + self.SLEEPING] = 0
+                    asleep.append(index)
+            return asleep
+        finally:
+            if locked:
+                self._lock.release()
+
+    def close(self):
+        """Let go of the shared array and its lock."""
+        self._shared = self._lock = None
+
+
+class _CommandsEnd:
+    """A worker's end of `_Commands`."""
+
+    def __init__(self, shared, lock, entry):
+        self._shared = shared
+        self._lock = lock
+        self._sequence = entry + _Commands.SEQUENCE
+        self._kind = entry + _Commands.KIND
+        self._sleeping = entry + _Commands.SLEEPING
+        self._last = 0  # Sequence number of the last command taken.
+
+    def posted(self):
+        """Whether a command was posted that has not been taken."""
+        return self._shared[self._sequence] != self._last
+
+    def take(self):
+        """The kind of the command posted last; call once `posted()`.
+
+        Taking the lock once makes the parent's writes before it posted, such
+        as the actions, visible to this process on any processor.
+        """
+        _take_once(self._lock, _Commands.LOCK_SECONDS)
+        self._last = self._shared[self._sequence]
+        return bytes([self._shared[self._kind]])
+
+    def start_sleeping(self, pipe_readable):
+        """Say that the worker sleeps, unless a command came; whether it may sleep.
+
+        Args:
+          pipe_readable: Zero-argument callable telling whether the command
+            pipe has something to read (or has ended), asked while the lock
+            stays taken: a parent that died holding it would keep it for ever,
+            and its pipe would end.
+        """
+        while not self._lock.acquire(timeout=_Commands.LOCK_SECONDS):
+            if pipe_readable():
+                return True
+        try:
+            if self.posted():
+                return False
+            self._shared[self._sleeping] = 1
+            return True
+        finally:
+            self._lock.release()
+
+
 class _CommandWait:
     """A worker's wait for its next command: briefly polling if commands come fast.
 
-    Polls the command pipe before sleeping on it (see `waiting.SpinBudget`),
-    but only while the previous wait was no longer than it polls: when the
-    parent computes for long between commands (a training step), the worker
-    sleeps at once and spends no CPU. It polls for `spin_seconds`, or as long
-    as its last command ran if that was longer, up to `MAX_SPIN_FACTOR` times
-    `spin_seconds`: the wait of the worker that finished first, for the other
-    workers and the parent, grows with the time a command takes, and one
-    that outlasted the polling would pay a wake-up at every step. Polling
-    stops for a while when the machine is busy, seen as a command that got
-    less than half of the core while the worker ran it: a polling process
-    looks busy to the scheduler, which then crowds the other processes on the
-    remaining cores.
+    Polls the shared `_Commands` before sleeping on the command pipe (see
+    `waiting.SpinBudget`), but only while the previous wait was no longer than
+    it polls: when the parent computes for long between commands (a training
+    step), the worker sleeps at once and spends no CPU. It polls for
+    `spin_seconds`, or as long as its last command ran if that was longer, up
+    to `MAX_SPIN_FACTOR` times `spin_seconds`: the wait of the worker that
+    finished first, for the other workers and the parent, grows with the time
+    a command takes, and one that outlasted the polling would pay a wake-up at
+    every step. Polling stops for a while when the machine is busy, seen as a
+    command that got less than half of the core while the worker ran it: a
+    polling process looks busy to the scheduler, which then crowds the other
+    processes on the remaining cores.
 
     The worker calls `started` and `finished` around each command. CPU time
     costs a system call to read on some virtual machines, so only one command
@@ -1062,8 +1199,17 @@ class _CommandWait:
     CPU_SAMPLE_EVERY = 8
     MAX_SPIN_FACTOR = 4
 
-    def __init__(self, fd, spin_seconds):
-        """Wait on the file descriptor `fd`; `spin_seconds` bounds the polling (see above)."""
+    def __init__(self, fd, spin_seconds, commands):
+        """Wait for commands.
+
+        Args:
+          fd: The command pipe's file descriptor: commands with a payload, wake-ups
+            and `_CLOSE` come through it, and its end means the parent is gone.
+          spin_seconds: Bounds the polling (see above).
+          commands: The worker's `_CommandsEnd`.
+        """
+        self._fd = fd
+        self._commands = commands
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
         self._spin = waiting.SpinBudget(spin_seconds)
@@ -1071,23 +1217,61 @@ class _CommandWait:
         self._last_wait = float('inf')
         self._wait_started = None
         self._command_started = None
-        self._commands = 0
+        self._count = 0
         # Wall and CPU time at which the worker started a sampled command.
         self._sample = None
 
-    def wait(self):
-        """Return once the pipe is readable (or closed)."""
+    def next(self):
+        """Wait for the next command.
+
+        Returns:
+          Pair of the command's kind and its payload (None if it has none);
+          `_CLOSE` if the parent asked the worker to exit or is gone.
+        """
         self._wait_started = time.perf_counter()
         seconds = self._polling_seconds
-        if not (self._last_wait < seconds and self._spin.poll(self._poller, seconds=seconds)):
-            self._poller.poll()
+        commands = self._commands
+        woken = False  # Whether the parent saw this worker sleep, and wrote `_WAKE`.
+        if not (self._last_wait < seconds and self._spin.spin(commands.posted, seconds=seconds)):
+            while not commands.posted():
+                if not commands.start_sleeping(self._pipe_readable):
+                    break
+                woken = True
+                self._poller.poll()
+                # Nothing posted: the end of the pipe, `_CLOSE`, or a wake-up
+                # that a worker found no lock for left.
+                if not commands.posted() and self._read_kind() != _WAKE:
+                    return _CLOSE, None
+        kind = commands.take()
+        if kind in _KINDS_WITH_PAYLOAD:
+            return self._read_command()
+        if woken:
+            self._read_kind()
+        return kind, None
+
+    def _pipe_readable(self):
+        return bool(self._poller.poll(0))
+
+    def _read_kind(self):
+        """The next byte of the pipe: a message's kind; empty at its end."""
+        return os.read(self._fd, 1)
+
+    def _read_command(self):
+        """Read a command from the pipe, past any `_WAKE`; `_CLOSE` at the pipe's end."""
+        kind = self._read_kind()
+        while kind == _WAKE:
+            kind = self._read_kind()
+        try:
+            return _read(self._fd, kind) if kind else (_CLOSE, None)
+        except EOFError:
+            return _CLOSE, None
 
     def started(self):
         """Note that a command arrived and runs now."""
         now = self._command_started = time.perf_counter()
         self._last_wait = now - self._wait_started
-        self._commands += 1
-        if self._commands % self.CPU_SAMPLE_EVERY == 0:
+        self._count += 1
+        if self._count % self.CPU_SAMPLE_EVERY == 0:
             self._sample = now, time.thread_time()
 
     def finished(self):
@@ -1102,6 +1286,22 @@ class _CommandWait:
         self._sample = None
         if time.thread_time() - cpu_start < (now - wall_start) / 2:
             self._spin.back_off()
+
+
+def _take_once(lock, seconds):
+    """Take a lock and release it at once, to order another process's writes before this one's reads.
+
+    The lock is tried without sleeping, which would cost a wake-up when it is
+    held for the moment it takes another process to count or post; one that
+    died holding it is given up on after `seconds`.
+    """
+    locked = lock.acquire(False)
+    deadline = None if locked else time.monotonic() + seconds
+    while not locked and time.monotonic() < deadline:
+        os.sched_yield()
+        locked = lock.acquire(False)
+    if locked:
+        lock.release()
 
 
 def _ordered_infos(infos, indices):
@@ -1167,25 +1367,31 @@ def _write(fd, data):
         view = view[os.write(fd, view):]
 
 
-def _read(fd):
+def _read(fd, kind=None):
     """Read one message; raises EOFError if the other end is closed.
+
+    Args:
+      fd: The file descriptor to read from.
+      kind: The message's kind byte, if the caller has read it already.
 
     Returns:
       Pair of the kind byte and the unpickled payload (None if it has none).
     """
-    data = os.read(fd, _READ_SIZE)
-    if not data:
-        raise EOFError
-    kind = data[:1]
+    data = b''
+    if kind is None:
+        data = os.read(fd, _READ_SIZE)
+        if not data:
+            raise EOFError
+        kind, data = data[:1], data[1:]
     if kind not in _KINDS_WITH_PAYLOAD:
         return kind, None
     buffer = bytearray(data)
-    while len(buffer) < 1 + _LENGTH.size:
+    while len(buffer) < _LENGTH.size:
         buffer += _read_more(fd, _READ_SIZE)
-    end = 1 + _LENGTH.size + _LENGTH.unpack_from(buffer, 1)[0]
+    end = _LENGTH.size + _LENGTH.unpack_from(buffer)[0]
     while len(buffer) < end:
         buffer += _read_more(fd, max(_READ_SIZE, end - len(buffer)))
-    return kind, pickle.loads(memoryview(buffer)[1 + _LENGTH.size:end])
+    return kind, pickle.loads(memoryview(buffer)[_LENGTH.size:end])
 
 
 def _read_more(fd, size):

@@ -153,23 +153,36 @@ class SpinBudget:
         Returns:
           The poller's events; empty if there were none in the budget.
         """
+        return self.spin(lambda: poller.poll(0), deadline, seconds) or []
+
+    def spin(self, check, deadline=None, seconds=None):
+        """Call `check` until it returns something true or the budget is spent.
+
+        Args:
+          check: Zero-argument callable.
+          deadline: Optional `time.monotonic()` time to stop at in any case.
+          seconds: This wait's budget, if not the usual `seconds`.
+
+        Returns:
+          The first true result of `check`; None if there was none in the budget.
+        """
         if self._waits_without_polling:
             self._waits_without_polling -= 1
-            return []
+            return None
         self._calm_waits += 1
         seconds = self.seconds if seconds is None else seconds
         now = time.monotonic()
         end = now + seconds if deadline is None else min(now + seconds, deadline)
         while now < end:
-            events = poller.poll(0)
-            if events:
-                return events
+            result = check()
+            if result:
+                return result
             os.sched_yield()
             before, now = now, time.monotonic()
             if now - before > seconds:
                 self.back_off()
                 break
-        return []
+        return None
 
     def give_way(self):
         """Yield the core once, unless polling is off (see `back_off`).
