@@ -1289,7 +1289,7 @@ class _CommandWait:
 
 
 def _take_once(lock, seconds):
-    """Take a lock and release it at once, to order another process's writes before this one's reads.
+    """Take a lock and release it at once: another process's writes before it are then seen here.
 
     The lock is tried without sleeping, which would cost a wake-up when it is
     held for the moment it takes another process to count or post; one that
