@@ -1072,7 +1072,7 @@ class _Commands:
 
     # Offsets of a worker's entries in the shared array, and their number.
     SEQUENCE, KIND, SLEEPING, ENTRIES = 0, 1, 2, 3
-    # Seconds the parent waits for the lock, which workers hold for a moment.
+    # Seconds a process waits for the lock, which the others hold for a moment.
     LOCK_SECONDS = 1.0
 
     def __init__(self, context, workers):
