@@ -65,7 +65,8 @@ from agents.tools.envs import waiting
 # Commands from the parent to a worker, one byte each, posted in `_Commands`.
 # _STEP steps all of the worker's environments and _STEP_SOME those marked in
 # the shared `stepping` array; neither has a payload nor uses the pipe, because
-# the actions are in shared memory too. _CLOSE is only written to the pipe.
+# the actions are in shared memory too. Nor has _CLOSE, which a sleeping worker
+# also finds in its pipe.
 _STEP = b's'
 _STEP_SOME = b'p'
 _RESET = b'r'
@@ -629,8 +630,8 @@ class _Resources:
     def release(self):
         """Stop the workers, close the parent's environments, unlink shared memory."""
         try:
-            for worker in self.workers:
-                worker.request_close()
+            if self.workers:
+                self.commands.close_workers(self.workers)
             deadline = time.monotonic() + self.close_timeout
             for worker in self.workers:
                 worker.join_or_kill(max(0.0, deadline - time.monotonic()))
@@ -979,7 +980,7 @@ class _Worker:
             f'ParallelBatchEnv is closed. Check memory use and the environment for crashes.')
 
     def request_close(self):
-        """Ask the worker to close its environments and exit."""
+        """Ask a sleeping worker to exit; see `_Commands.close_workers`."""
         try:
             os.write(self._command.fileno(), _CLOSE)
         except OSError:
@@ -1097,6 +1098,20 @@ class _Commands:
                 worker.send(command, payload)
             elif worker.index in asleep:
                 worker.send(_WAKE)
+
+    def close_workers(self, workers):
+        """Post `_CLOSE` to every worker, waking those that sleep.
+
+        A polling worker sees it at once, not only when its polling ends.
+        Workers that are gone are passed over.
+
+        Args:
+          workers: The `_Worker`s.
+        """
+        asleep = self._post([(worker.index, _CLOSE) for worker in workers])
+        for worker in workers:
+            if worker.index in asleep:
+                worker.request_close()
 
     def _post(self, commands):
         """Post commands; return the indices of the workers that sleep and need waking.

@@ -62,6 +62,9 @@ class _PipedWorker:
     def send(self, command, payload=None):
         os.write(self.write_fd, parallel._encode(command, payload))
 
+    def request_close(self):
+        os.write(self.write_fd, parallel._CLOSE)
+
     def close(self):
         for fd in (self.read_fd, self.write_fd):
             if fd is not None:
@@ -125,10 +128,13 @@ def test_command_wait_returns_each_command_polling_or_sleeping(command_channel):
     timer.start()
     assert _run(sleeping) == (parallel._STEP, None)
     timer.join()
-    # `_CLOSE` ends the wait, and so does a parent that is gone (seen once
-    # the polling ends).
-    worker.send(parallel._CLOSE)
-    assert _run(sleeping) == (parallel._CLOSE, None)
+    # `_CLOSE` ends the wait, seen at once by a polling worker (which would
+    # otherwise look at its pipe only when its long polling ends), and so does a
+    # parent that is gone.
+    for command_wait in (command_wait, sleeping):
+        commands.close_workers([worker])
+        assert _run(command_wait) == (parallel._CLOSE, None)
+        assert not _readable(worker.read_fd)
     os.close(worker.write_fd)
     worker.write_fd = None
     assert _run(sleeping) == (parallel._CLOSE, None)
@@ -193,17 +199,47 @@ def test_command_wait_polls_as_long_as_the_last_command_ran_within_bounds(
         assert command_wait._polling_seconds == pytest.approx(polling_seconds)
 
 
-def test_bounded_polling_steps_as_sleeping_workers_do():
-    actions = np.random.default_rng(0).uniform(-2, 2, (20, 4, 1)).astype(np.float32)
+def _run_commands(batch, plan):
+    """The results of a batch for a plan of (pause in seconds, call, arguments)."""
+    results = [batch.reset()[0]]
+    for pause, call, arguments in plan:
+        time.sleep(pause)
+        if call == 'step':
+            results.append(batch.step(*arguments)[:4])
+        elif call == 'reset':
+            results.append(batch.reset(indices=arguments[0])[0])
+        else:
+            results.append(batch.call('state'))
+    return results
+
+
+def test_workers_that_poll_sleep_or_both_by_turns_give_the_same_results():
+    rng = np.random.default_rng(0)
+    plan = []
+    for _ in range(150):
+        # Pauses around the polling budget below make workers poll in some
+        # waits and sleep in others, so commands come as they go to sleep.
+        pause = rng.choice([0.0, rng.uniform(0.0, 3e-4)])
+        call = rng.choice(['step', 'step', 'step some', 'reset', 'call'])
+        indices = sorted(rng.choice(4, size=rng.integers(1, 4), replace=False).tolist())
+        if call == 'step':
+            arguments = (rng.uniform(-2, 2, (4, 1)).astype(np.float32),)
+        elif call == 'step some':
+            call, arguments = 'step', (
+                rng.uniform(-2, 2, (len(indices), 1)).astype(np.float32), indices)
+        else:
+            arguments = (indices,)
+        plan.append((pause, call, arguments))
     results = []
-    for spin_seconds in (0.0, 60.0):
+    for spin_seconds in (0.0, 60.0, 1e-4):
         batch = parallel.ParallelBatchEnv(
             [_make_pendulum] * 4, num_workers=2, seeds=range(4), spin_seconds=spin_seconds)
         try:
-            results.append([batch.reset()[0]] + [batch.step(action)[:4] for action in actions])
+            results.append(_run_commands(batch, plan))
         finally:
             batch.close()
     testing.assert_identical(results[1], results[0])
+    testing.assert_identical(results[2], results[0])
     with pytest.raises(ValueError, match='spin_seconds'):
         parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
 
