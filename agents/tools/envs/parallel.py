@@ -1253,8 +1253,8 @@ class _CommandWait:
                     break
                 woken = True
                 self._poller.poll()
-                # Nothing posted: the end of the pipe, `_CLOSE`, or a wake-up
-                # that a worker found no lock for left.
+                # Nothing posted: the pipe ended, or holds a `_WAKE` that an
+                # earlier command posted without the lock did not need.
                 if not commands.posted() and self._read_kind() != _WAKE:
                     return _CLOSE, None
         kind = commands.take()
@@ -1265,6 +1265,7 @@ class _CommandWait:
         return kind, None
 
     def _pipe_readable(self):
+        """Whether the pipe has something to read, or has ended, without waiting."""
         return bool(self._poller.poll(0))
 
     def _read_kind(self):
