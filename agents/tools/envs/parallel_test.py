@@ -76,6 +76,8 @@ def command_channel():
     """A worker's `_Commands` and pipe: (commands, worker handle, a `_CommandWait` maker)."""
     commands = parallel._Commands(multiprocessing.get_context('forkserver'), 1)
     worker = _PipedWorker()
+    # Every `_CommandWait` made shares the one worker end, as the successive
+    # waits of one worker do.
     yield commands, worker, functools.partial(
         parallel._CommandWait, worker.read_fd, commands=commands.worker_end(0))
     worker.close()
