@@ -66,17 +66,6 @@ def markdown_table(env_id, size, names, rounds):
     return '\n'.join(lines)
 
 
-def _tasks(text):
-    tasks = []
-    for item in text.split(','):
-        env_id, _, size = item.partition(':')
-        if not size.isdigit() or int(size) < 1:
-            raise argparse.ArgumentTypeError(
-                f'expected ENV_ID:SIZE items such as Pendulum-v1:32, got {item!r}')
-        tasks.append((env_id, int(size)))
-    return tasks
-
-
 def _checkouts(text):
     checkouts = text.split(',')
     for checkout in checkouts:
@@ -92,7 +81,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--checkouts', type=_checkouts, required=True,
                         help='comma-separated directories, each a checkout of this repository')
-    parser.add_argument('--envs', type=_tasks, default=_tasks('Pendulum-v1:32,HalfCheetah-v5:16'),
+    parser.add_argument('--envs', type=reporting.batch_tasks,
+                        default='Pendulum-v1:32,HalfCheetah-v5:16',
                         help='comma-separated ENV_ID:SIZE tasks')
     parser.add_argument('--rounds', type=int, default=6)
     parser.add_argument('--duration', type=float, default=1.0,

@@ -212,18 +212,6 @@ def markdown(env_id, size, env_step_us, results):
     return '\n'.join(lines)
 
 
-def _tasks(text):
-    """The (env_id, batch size) pairs of `--envs`, or an error saying how to write them."""
-    tasks = []
-    for task in text.split(','):
-        env_id, _, size = task.partition(':')
-        if not (env_id and size.isdigit() and int(size) > 0):
-            raise argparse.ArgumentTypeError(
-                f'{task!r} is not env_id:batch_size, for example Pendulum-v1:32.')
-        tasks.append((env_id, int(size)))
-    return tasks
-
-
 def _positive(text):
     if not (text.isdigit() and int(text) > 0):
         raise argparse.ArgumentTypeError(f'{text!r} is not a positive number of steps.')
@@ -233,7 +221,8 @@ def _positive(text):
 def main():
     """Run the benchmark as the command line asks and write its results."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--envs', type=_tasks, default='Pendulum-v1:32,HalfCheetah-v5:16',
+    parser.add_argument('--envs', type=reporting.batch_tasks,
+                        default='Pendulum-v1:32,HalfCheetah-v5:16',
                         help='comma-separated env_id:batch_size')
     parser.add_argument('--steps', type=_positive, default=3000, help='measured batch steps')
     parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))

@@ -1,5 +1,6 @@
-"""What every benchmark saves beside its numbers: how, when and where it ran."""
+"""What benchmarks share: the record of how, when and where a run ran, and argument parsing."""
 
+import argparse
 import datetime
 import os
 import platform
@@ -24,3 +25,15 @@ def run_record(load_before, load_after=None):
             'cores': os.cpu_count(), 'python': platform.python_version(),
             'gymnasium': gymnasium.__version__, 'load_before': load_before,
             'load_after': os.getloadavg() if load_after is None else load_after}}
+
+
+def batch_tasks(text):
+    """The (env_id, batch size) pairs of `--envs`, or an error saying how to write them."""
+    tasks = []
+    for task in text.split(','):
+        env_id, _, size = task.partition(':')
+        if not (env_id and size.isdigit() and int(size) > 0):
+            raise argparse.ArgumentTypeError(
+                f'{task!r} is not env_id:batch_size, for example Pendulum-v1:32.')
+        tasks.append((env_id, int(size)))
+    return tasks

@@ -17,12 +17,15 @@ import numpy as np
 
 from agents.tools.envs import shared_arrays
 
+# NumPy scalar types, each with the Python type that holds its values exactly.
+NUMPY_SCALARS = {
+    np.float16: float, np.float32: float, np.float64: float, np.bool_: bool,
+    np.int8: int, np.int16: int, np.int32: int, np.int64: int,
+    np.uint8: int, np.uint16: int, np.uint32: int, np.uint64: int}
 # Types whose values a column holds exactly: NumPy scalars in an array of their
 # own dtype; Python floats as float64, ints as int64 (a larger int does not
 # fit, and its info is not written) and bools as bool.
-_SCALAR_TYPES = frozenset([
-    float, int, bool, np.float16, np.float32, np.float64, np.bool_,
-    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+_SCALAR_TYPES = frozenset([float, int, bool, *NUMPY_SCALARS])
 
 
 def schema_of(infos):

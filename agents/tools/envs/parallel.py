@@ -494,10 +494,9 @@ class ParallelBatchEnv(contract.BaseBatchEnv):
         timeout = self._timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         commands = [message for message in messages if message[1] is not None]
-        if commands:
-            self._countdown.expect([worker.index for worker, _, _ in messages])
         try:
             if commands:
+                self._countdown.expect([worker.index for worker, _, _ in messages])
                 self._commands.send(commands)
             if run_local is None:
                 self._spin.give_way()
@@ -1354,10 +1353,7 @@ class _ReplyPickler(pickle.Pickler):
     """
 
     dispatch_table = copyreg.dispatch_table.copy()
-    for _type, _python_type in [
-            (np.float16, float), (np.float32, float), (np.float64, float), (np.bool_, bool),
-            (np.int8, int), (np.int16, int), (np.int32, int), (np.int64, int),
-            (np.uint8, int), (np.uint16, int), (np.uint32, int), (np.uint64, int)]:
+    for _type, _python_type in info_columns.NUMPY_SCALARS.items():
         dispatch_table[_type] = _reduce_as(_type, _python_type)
     del _type, _python_type
 

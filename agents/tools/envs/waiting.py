@@ -142,18 +142,17 @@ class SpinBudget:
         # Waits that polled since the last sign of a busy machine.
         self._calm_waits = self.MAX_BACKOFF_WAITS
 
-    def poll(self, poller, deadline=None, seconds=None):
+    def poll(self, poller, deadline=None):
         """Poll a `select.poll` object until it has events or the budget is spent.
 
         Args:
           poller: The `select.poll` object.
           deadline: Optional `time.monotonic()` time to stop at in any case.
-          seconds: This wait's budget, if not the usual `seconds`.
 
         Returns:
           The poller's events; empty if there were none in the budget.
         """
-        return self.spin(lambda: poller.poll(0), deadline, seconds) or []
+        return self.spin(lambda: poller.poll(0), deadline) or []
 
     def spin(self, check, deadline=None, seconds=None):
         """Call `check` until it returns something true or the budget is spent.
