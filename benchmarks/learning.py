@@ -78,7 +78,7 @@ TASKS = {
          'rl-baselines3-zoo PPO (published)': 3479}),
     'ant': Task(
         'ant', 'Ant-v5', 1_000_000, 50_000, None,
-        dict(normalize=True), {}),
+        dict(normalize=True), {'rl-baselines3-zoo PPO (published)': 1327}),
     'humanoid': Task(
         'humanoid', 'Humanoid-v5', 1_000_000, 50_000, None,
         dict(normalize=True, n_envs=1, batch_size=256, n_steps=512, gamma=0.95,
