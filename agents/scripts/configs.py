@@ -114,10 +114,17 @@ def hopper():
 
 
 def ant():
-    """Configuration for MuJoCo's four-legged ant task."""
+    """Configuration for MuJoCo's four-legged ant task.
+
+    CleanRL's settings, but with an initial exploration noise of 0.37 rather
+    than 1.0. With the wide noise the greedy policy scored below 250 for the
+    first 250k steps and 982 at 1M steps; with the narrow one it scores about
+    1,000 from the first evaluation and 1,914 at 1M (means of 3 seeds; the
+    wide noise's runs are kept under benchmarks/results/ablations).
+    """
     return _mujoco(
         'Ant-v5', policy_layers=(64, 64), value_layers=(64, 64), activation='tanh',
-        init_std=1.0, rollout_length=256, learning_rate_schedule='linear')
+        init_std=0.37, rollout_length=256, learning_rate_schedule='linear')
 
 
 def humanoid():
