@@ -133,9 +133,9 @@ def test_command_wait_returns_each_command_polling_or_sleeping(command_channel):
     # `_CLOSE` ends the wait, seen at once by a polling worker (which would
     # otherwise look at its pipe only when its long polling ends), and so does a
     # parent that is gone.
-    for command_wait in (command_wait, sleeping):
+    for wait in (command_wait, sleeping):
         commands.close_workers([worker])
-        assert _run(command_wait) == (parallel._CLOSE, None)
+        assert _run(wait) == (parallel._CLOSE, None)
         assert not _readable(worker.read_fd)
     os.close(worker.write_fd)
     worker.write_fd = None
