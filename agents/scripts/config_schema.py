@@ -43,6 +43,9 @@ class RunConfig:
         0, 'Environment i is seeded with 1000 * seed + i and the graph seed is set; None for '
         'unseeded.', at_least=0)
     normalize_ranges: bool = key(True, 'Map finite observation and action ranges to [-1, 1].')
+    observation_mask: tuple[int, ...] | None = key(
+        None, 'Indices of the flattened observation zeroed at every step, hiding them from '
+        'the agent (the partially observed NoVel tasks); nothing hidden if None.', at_least=0)
     checkpoint_seconds: float = key(
         300, 'Also store a checkpoint when this many seconds passed since the last.', above=0)
     keep_checkpoints: int = key(5, 'Checkpoints kept on disk, the newest.', at_least=1)

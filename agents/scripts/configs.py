@@ -59,6 +59,33 @@ def cartpole():
     return config
 
 
+def pendulum_novel():
+    """Pendulum without its angular velocity: partially observed, for recurrent policies.
+
+    The observation keeps the angle's cosine and sine; the velocity (index 2)
+    is zeroed, as in rl-baselines3-zoo's PendulumNoVel. A GRU policy recovers
+    the velocity from the angles it has seen.
+    """
+    config = pendulum()
+    config.update(
+        observation_mask=(2,), network='recurrent_gaussian', minibatch_size=None,
+        chunk_length=32, batch_size=4)
+    return config
+
+
+def cartpole_novel():
+    """Cart-pole without its velocities: partially observed, for recurrent policies.
+
+    The cart's velocity (index 1) and the pole's angular velocity (index 3) are
+    zeroed, as in rl-baselines3-zoo's CartPoleNoVel.
+    """
+    config = cartpole()
+    config.update(
+        observation_mask=(1, 3), network='recurrent_categorical', minibatch_size=None,
+        chunk_length=16, batch_size=8)
+    return config
+
+
 def _mujoco(env, **overrides):
     """Shared settings of the MuJoCo tasks, after rl-baselines3-zoo's tuned PPO.
 

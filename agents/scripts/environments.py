@@ -25,7 +25,7 @@ def environment_constructors(config, count, render_mode=None):
 
     Args:
       config: Configuration with `env`, `max_length`, `normalize_ranges` and
-        optionally `seed`.
+        optionally `seed` and `observation_mask`.
       count: Number of environments.
       render_mode: Gymnasium render mode, such as 'rgb_array' for videos.
 
@@ -47,7 +47,8 @@ def environment_constructors(config, count, render_mode=None):
     return [
         functools.partial(
             make_environment, task, config.max_length, config.normalize_ranges,
-            None if seed is None else 1000 * seed + index, render_mode)
+            None if seed is None else 1000 * seed + index, render_mode,
+            config.get('observation_mask'))
         for index in range(count)]
 
 
@@ -109,7 +110,8 @@ def _describe_failure(env, error):
             f'registering)')
 
 
-def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None):
+def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None,
+                     observation_mask=None):
     """Create one environment of a task with the standard wrappers.
 
     Args:
@@ -121,6 +123,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
       seed: Seed for the environment's random generator, or None.
       render_mode: Gymnasium render mode of an environment given by id or spec,
         such as 'rgb_array' to record videos.
+      observation_mask: Indices of the flattened observation to zero at every
+        step (see `wrappers.MaskObservation`); nothing is hidden if None.
 
     Raises:
       ValueError: If the Gymnasium id is unknown, its module (of an id
@@ -138,6 +142,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
             raise ValueError(_describe_failure(getattr(env, 'id', env), error)) from None
     else:
         env = env()
+    if observation_mask:
+        env = wrappers.MaskObservation(env, observation_mask)
     if max_length:
         env = wrappers.LimitDuration(env, max_length)
     if isinstance(env.action_space, gym.spaces.Box):

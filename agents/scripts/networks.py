@@ -8,12 +8,15 @@ sequences `[batch, time, ...]`, so feed-forward and recurrent policies train
 the same way. Feed-forward cells carry a one-unit dummy state, so that every
 network has the same interface.
 
-The entry functions `feed_forward_gaussian`, `recurrent_gaussian` and
-`feed_forward_categorical` take `(config, action_space, observations, length,
-state=None)` and return a `NetworkOutput`. They create their variables with
-`tf.compat.v1.get_variable` under the current variable scope; wrap them in
-`tf.compat.v1.make_template` (or a reusing variable scope) to share weights
-between calls.
+The entry functions `feed_forward_gaussian`, `recurrent_gaussian`,
+`feed_forward_categorical` and `recurrent_categorical` take `(config,
+action_space, observations, length, state=None, reset=None)` and return a
+`NetworkOutput`. `reset` marks the steps `[batch, time]` at which an episode
+begins inside a sequence: a recurrent cell starts those steps from the zero
+state, so a sequence may span several episodes. They create their variables
+with `tf.compat.v1.get_variable` under the current variable scope; wrap them
+in `tf.compat.v1.make_template` (or a reusing variable scope) to share
+weights between calls.
 """
 
 import collections
@@ -162,34 +165,21 @@ class FeedForwardGaussian(_StatelessCell):
         return _mlp(observ, self._policy_layers, self._activation), state
 
 
-class RecurrentGaussian(FeedForwardGaussian):
-    """Like `FeedForwardGaussian`, with a GRU as the policy's last hidden layer.
+class _GRUPolicy:
+    """Makes the last hidden layer of a policy network a GRU, and the network recurrent.
 
-    The policy network is an MLP of `policy_layers[:-1]`, then a GRU of
-    `policy_layers[-1]` units, then the mean output; the value network stays
+    Mixed in before a feed-forward cell class whose policy reads its last
+    hidden layer through `_policy_features`; the value network stays
     feed-forward. The state is the GRU state `[batch, policy_layers[-1]]`.
-
-    Args:
-      policy_layers: Sizes of the policy's hidden layers, the last one recurrent.
-      value_layers: Sizes of the hidden layers of the value network.
-      action_size: Number of action dimensions.
-      init_std: Initial standard deviation, a positive float or one per dimension.
-      init_output_factor: Scale of the variance-scaling initialiser of the mean
-        output layer.
-      bounded_mean: Whether the mean passes through a tanh.
-      activation: Name of the hidden layers' activation, 'tanh' or 'relu'.
     """
 
     is_recurrent = True
 
-    def __init__(self, policy_layers, value_layers, action_size, init_std, init_output_factor,
-                 bounded_mean=True, activation='tanh'):
-        super().__init__(
-            policy_layers, value_layers, action_size, init_std, init_output_factor, bounded_mean,
-            activation)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         if not self._policy_layers:
             raise ValueError(
-                'RecurrentGaussian needs at least one policy layer, the size of its GRU.')
+                f'{type(self).__name__} needs at least one policy layer, the size of its GRU.')
         self._core = GRUCell(self._policy_layers[-1])
 
     @property
@@ -201,6 +191,15 @@ class RecurrentGaussian(FeedForwardGaussian):
 
     def _policy_features(self, observ, state):
         return self._core(_mlp(observ, self._policy_layers[:-1], self._activation), state)
+
+
+class RecurrentGaussian(_GRUPolicy, FeedForwardGaussian):
+    """Like `FeedForwardGaussian`, with a GRU as the policy's last hidden layer.
+
+    The policy network is an MLP of `policy_layers[:-1]`, then a GRU of
+    `policy_layers[-1]` units, then the mean output. Takes the arguments of
+    `FeedForwardGaussian`.
+    """
 
 
 class FeedForwardCategorical(_StatelessCell):
@@ -232,15 +231,27 @@ class FeedForwardCategorical(_StatelessCell):
     def __call__(self, observ, state):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
+            features, state = self._policy_features(observ, state)
             logits = _dense(
-                _mlp(observ, self._policy_layers, self._activation), self._num_actions,
+                features, self._num_actions,
                 weight_initializer=_output_initializer(self._init_output_factor),
                 name='logits')
         value = _value_network(observ, self._value_layers, self._activation)
         return (logits, value), state
 
+    def _policy_features(self, observ, state):
+        """The last hidden layer of the policy network, and the next state."""
+        return _mlp(observ, self._policy_layers, self._activation), state
 
-def feed_forward_gaussian(config, action_space, observations, length, state=None):
+
+class RecurrentCategorical(_GRUPolicy, FeedForwardCategorical):
+    """Like `FeedForwardCategorical`, with a GRU as the policy's last hidden layer.
+
+    Takes the arguments of `FeedForwardCategorical`.
+    """
+
+
+def feed_forward_gaussian(config, action_space, observations, length, state=None, reset=None):
     """Feed-forward Gaussian policy and value network for a Box action space.
 
     Args:
@@ -250,15 +261,16 @@ def feed_forward_gaussian(config, action_space, observations, length, state=None
       observations: Tensor `[batch, time, ...]`; each step is flattened.
       length: Integer tensor `[batch]` of valid steps, or None for all.
       state: Optional initial state; zeros if None.
+      reset: Unused; feed-forward networks keep no state between steps.
 
     Returns:
       `NetworkOutput` whose policy is a `DiagonalGaussian`.
     """
     return _gaussian_network(
-        FeedForwardGaussian, config, action_space, observations, length, state)
+        FeedForwardGaussian, config, action_space, observations, length, state, reset)
 
 
-def recurrent_gaussian(config, action_space, observations, length, state=None):
+def recurrent_gaussian(config, action_space, observations, length, state=None, reset=None):
     """Recurrent Gaussian policy (see `RecurrentGaussian`) and feed-forward value.
 
     Args:
@@ -268,19 +280,18 @@ def recurrent_gaussian(config, action_space, observations, length, state=None):
       observations: Tensor `[batch, time, ...]`; each step is flattened.
       length: Integer tensor `[batch]` of valid steps, or None for all.
       state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
+      reset: Optional boolean `[batch, time]`, true where an episode begins: the
+        GRU starts that step from the zero state.
 
     Returns:
       `NetworkOutput` whose policy is a `DiagonalGaussian`.
     """
     return _gaussian_network(
-        RecurrentGaussian, config, action_space, observations, length, state)
+        RecurrentGaussian, config, action_space, observations, length, state, reset)
 
 
-# PPO trains recurrent networks on sequences and others on single steps.
-recurrent_gaussian.is_recurrent = True
-
-
-def feed_forward_categorical(config, action_space, observations, length, state=None):
+def feed_forward_categorical(
+        config, action_space, observations, length, state=None, reset=None):
     """Feed-forward categorical policy and value network for a Discrete action space.
 
     Args:
@@ -290,48 +301,121 @@ def feed_forward_categorical(config, action_space, observations, length, state=N
       observations: Tensor `[batch, time, ...]`; each step is flattened.
       length: Integer tensor `[batch]` of valid steps, or None for all.
       state: Optional initial state; zeros if None.
+      reset: Unused; feed-forward networks keep no state between steps.
 
     Returns:
       `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
     """
-    if not isinstance(action_space, gymnasium.spaces.Discrete) or action_space.start != 0:
-        raise ValueError(
-            'feed_forward_categorical needs a gymnasium.spaces.Discrete action space '
-            f'starting at 0, got {action_space}; use a Gaussian network for Box actions.')
-    cell = FeedForwardCategorical(
-        _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
-        int(action_space.n), _config_value(config, 'init_output_factor'),
-        _config_value(config, 'activation', 'tanh'))
-    (logits, value), state = _run_cell(cell, observations, length, state)
-    return NetworkOutput(Categorical(logits), value, state)
+    return _categorical_network(
+        FeedForwardCategorical, config, action_space, observations, length, state, reset)
 
 
-def _gaussian_network(cell_type, config, action_space, observations, length, state):
+def recurrent_categorical(config, action_space, observations, length, state=None, reset=None):
+    """Recurrent categorical policy (see `RecurrentCategorical`) and feed-forward value.
+
+    Args:
+      config: Dict or attribute-style config with `policy_layers`,
+        `value_layers` and `init_output_factor`.
+      action_space: `gymnasium.spaces.Discrete` starting at 0.
+      observations: Tensor `[batch, time, ...]`; each step is flattened.
+      length: Integer tensor `[batch]` of valid steps, or None for all.
+      state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
+      reset: Optional boolean `[batch, time]`, true where an episode begins: the
+        GRU starts that step from the zero state.
+
+    Returns:
+      `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
+    """
+    return _categorical_network(
+        RecurrentCategorical, config, action_space, observations, length, state, reset)
+
+
+# PPO trains recurrent networks on sequences and others on single steps.
+recurrent_gaussian.is_recurrent = True
+recurrent_categorical.is_recurrent = True
+
+
+def _gaussian_network(cell_type, config, action_space, observations, length, state, reset):
     if not isinstance(action_space, gymnasium.spaces.Box) or len(action_space.shape) != 1:
         raise ValueError(
             'Gaussian networks need a one-dimensional gymnasium.spaces.Box action space, '
-            f'got {action_space}; use feed_forward_categorical for Discrete actions.')
+            f'got {action_space}; use a categorical network for Discrete actions.')
     cell = cell_type(
         _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
         action_space.shape[0], _config_value(config, 'init_std'),
         _config_value(config, 'init_output_factor'),
         bool(_config_value(config, 'bounded_mean', True)),
         _config_value(config, 'activation', 'tanh'))
-    (mean, log_std, value), state = _run_cell(cell, observations, length, state)
+    (mean, log_std, value), state = _run_cell(cell, observations, length, state, reset)
     return NetworkOutput(DiagonalGaussian(mean, log_std), value, state)
 
 
-def _run_cell(cell, observations, length, state):
+def _categorical_network(cell_type, config, action_space, observations, length, state, reset):
+    if not isinstance(action_space, gymnasium.spaces.Discrete) or action_space.start != 0:
+        raise ValueError(
+            'Categorical networks need a gymnasium.spaces.Discrete action space starting '
+            f'at 0, got {action_space}; use a Gaussian network for Box actions.')
+    cell = cell_type(
+        _config_value(config, 'policy_layers'), _config_value(config, 'value_layers'),
+        int(action_space.n), _config_value(config, 'init_output_factor'),
+        _config_value(config, 'activation', 'tanh'))
+    (logits, value), state = _run_cell(cell, observations, length, state, reset)
+    return NetworkOutput(Categorical(logits), value, state)
+
+
+def _run_cell(cell, observations, length, state, reset):
     observations = tf.convert_to_tensor(observations)
     shape = observations.shape
     if shape.rank is None or shape.rank < 2 or not shape[2:].is_fully_defined():
         raise ValueError(
             'Networks need observations of shape [batch, time, ...] with a known shape per '
             f'step, got {shape}.')
-    if cell.is_recurrent:
+    if not cell.is_recurrent:
+        return _apply_to_all_steps(cell, observations, length, state)
+    inputs = observations
+    if reset is not None:
+        keep = 1.0 - tf.cast(reset, tf.float32)[..., None]
+        cell, inputs = _ResettingCell(cell), (observations, keep)
+    # Outside loops, dynamic_rnn gives the variables it creates a caching
+    # device: they would then be read once per run of the graph, and the update
+    # steps of a training loop would all see the weights from before the loop.
+    with tf.compat.v1.variable_scope(
+            tf.compat.v1.get_variable_scope(), custom_getter=_without_caching):
         return tf.compat.v1.nn.dynamic_rnn(
-            cell, observations, length, initial_state=state, dtype=tf.float32)
-    return _apply_to_all_steps(cell, observations, length, state)
+            cell, inputs, length, initial_state=state, dtype=tf.float32)
+
+
+def _without_caching(getter, *args, **kwargs):
+    kwargs['caching_device'] = None
+    return getter(*args, **kwargs)
+
+
+class _ResettingCell:
+    """Runs a recurrent cell from the zero state at the steps where an episode begins.
+
+    Its input per step is `(observ, keep)`, where `keep` is `[batch, 1]`, zero
+    at a step that begins an episode and one elsewhere.
+    """
+
+    is_recurrent = True
+
+    def __init__(self, cell):
+        self._cell = cell
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    def zero_state(self, batch_size, dtype):
+        return self._cell.zero_state(batch_size, dtype)
+
+    def __call__(self, inputs, state):
+        observ, keep = inputs
+        return self._cell(observ, tf.nest.map_structure(lambda part: part * keep, state))
 
 
 def _apply_to_all_steps(cell, observations, length, state):

@@ -153,6 +153,44 @@ def test_recurrent_final_state_is_taken_at_the_length():
     assert not np.allclose(padded_state[1], short_state[1])
 
 
+@pytest.mark.parametrize('network, action_space', [
+    (networks.recurrent_gaussian, _BOX), (networks.recurrent_categorical, _DISCRETE)])
+def test_reset_starts_an_episode_inside_a_sequence_from_zeros(network, action_space):
+    observations = _observations(time=6)
+    reset = np.zeros((2, 6), bool)
+    reset[0, 3] = True
+    with tf.Graph().as_default():
+        template = _template(network, action_space=action_space)
+        _, initial_state = template(observations[:, :2], None)[1:]
+        whole = template(observations, None, initial_state, reset)
+        episode = template(observations[:, 3:], None)
+        carried = template(observations, None, initial_state)
+        with _session() as session:
+            whole, episode, carried = session.run(
+                [whole.policy.parameters, episode.policy.parameters,
+                 carried.policy.parameters])
+    for whole_part, episode_part, carried_part in zip(
+            tf.nest.flatten(whole), tf.nest.flatten(episode), tf.nest.flatten(carried)):
+        # After the reset, the row equals a fresh episode; the other row and the
+        # steps before it equal the run without resets.
+        np.testing.assert_allclose(whole_part[0, 3:], episode_part[0], atol=1e-6)
+        np.testing.assert_allclose(whole_part[1], carried_part[1], atol=1e-6)
+        np.testing.assert_allclose(whole_part[0, :3], carried_part[0, :3], atol=1e-6)
+    # The mean or the logits depend on the state.
+    assert max(np.abs(whole_part[0, 3:] - carried_part[0, 3:]).max() for whole_part, carried_part
+               in zip(tf.nest.flatten(whole), tf.nest.flatten(carried))) > 1e-4
+
+
+def test_recurrent_categorical_outputs_logits_and_a_gru_state():
+    with tf.Graph().as_default():
+        output = networks.recurrent_categorical(
+            _CONFIG, _DISCRETE, _observations(), tf.constant([5, 2]))
+        assert isinstance(output.policy, Categorical)
+        assert output.policy.logits.shape.as_list() == [2, 5, 4]
+        assert output.state.shape.as_list() == [2, 6]
+        assert networks.recurrent_categorical.is_recurrent
+
+
 def test_zero_state():
     cell = networks.RecurrentGaussian((5, 4), (3,), 2, 1.0, 0.1)
     with tf.Graph().as_default():

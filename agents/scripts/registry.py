@@ -9,8 +9,11 @@ module before building the configuration):
     from agents.scripts import registry
 
     @registry.register('network', keys=MyNetworkConfig)
-    def my_network(config, action_space, observations, length, state=None):
+    def my_network(config, action_space, observations, length, state=None, reset=None):
         ...
+
+A recurrent network sets `my_network.is_recurrent = True`; PPO then passes
+`reset`, the steps where an episode begins inside a sequence.
 
     registry.register('optimizer', MyOptimizer, name='my_optimizer')
 """
@@ -112,7 +115,7 @@ def _register_built_ins():
     register('algorithm', ppo.PPO, name='ppo', keys=ppo_config.PPOConfig)
     for network in (
             networks.feed_forward_gaussian, networks.recurrent_gaussian,
-            networks.feed_forward_categorical):
+            networks.feed_forward_categorical, networks.recurrent_categorical):
         register('network', network, keys=networks.NetworkConfig)
     # Optimizers that take the learning rate as their only required argument,
     # also under the import paths where older configuration files stored them.

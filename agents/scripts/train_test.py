@@ -43,7 +43,8 @@ def tiny_cartpole():
 
 def tiny_recurrent():
     config = tiny_pendulum()
-    config.update(network=networks.recurrent_gaussian, chunk_length=25, batch_size=4)
+    config.update(
+        network=networks.recurrent_gaussian, chunk_length=25, batch_size=4, minibatch_size=None)
     return config
 
 

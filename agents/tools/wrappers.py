@@ -2,10 +2,10 @@
 
 They limit episode length, normalize ranges, clip actions, convert dtypes to
 32 bits, cache spaces, reset automatically, repeat actions, randomize starts,
-stack frames, difference frames, and adapt environments written for the old
-Gym API. All are `gymnasium.Wrapper` subclasses (except `GymToGymnasium`,
-which wraps objects that are not Gymnasium environments) and can be stacked in
-any order.
+stack frames, difference frames, hide parts of the observation, and adapt
+environments written for the old Gym API. All are `gymnasium.Wrapper`
+subclasses (except `GymToGymnasium`, which wraps objects that are not Gymnasium
+environments) and can be stacked in any order.
 
 Environment hosting lives in `agents.tools.envs`; its process classes are also
 importable from here, where the original BatchPPO kept them.
@@ -437,6 +437,50 @@ class FrameDelta(gymnasium.Wrapper):
         observ, info = self.env.reset(seed=seed, options=options)
         self._last = np.asarray(observ, self._dtype)
         return self._last.copy(), info
+
+
+class MaskObservation(gymnasium.ObservationWrapper):
+    """Zeroes chosen entries of every observation, so the agent never sees them.
+
+    Hiding the velocities of a task makes it partially observed: a policy can
+    then act well only by remembering earlier observations, as in the NoVel
+    tasks of rl-baselines3-zoo (`CartPole-v1` with indices 1 and 3 hidden,
+    `Pendulum-v1` with index 2). The observation space is unchanged.
+    """
+
+    def __init__(self, env, indices):
+        """Hide entries of a Box observation.
+
+        Args:
+          env: Environment with a Box observation space.
+          indices: Indices into the flattened observation to zero.
+
+        Raises:
+          ValueError: If the space is not a Box, an index is out of range, or
+            zero lies outside the bounds of a hidden entry.
+        """
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, gymnasium.spaces.Box):
+            raise ValueError(
+                f'observation_mask needs a Box observation space, got {space}.')
+        size = math.prod(space.shape)
+        indices = np.asarray(sorted(set(indices)), np.int64)
+        if indices.size and not (0 <= indices.min() and indices.max() < size):
+            raise ValueError(
+                f'observation_mask indices must lie in [0, {size}) for the observation space '
+                f'{space}; got {indices.tolist()}.')
+        low, high = space.low.reshape(-1)[indices], space.high.reshape(-1)[indices]
+        if np.any(low > 0) or np.any(high < 0):
+            raise ValueError(
+                f'observation_mask zeroes entries {indices.tolist()}, but zero lies outside '
+                f'their bounds in {space}.')
+        self._indices = indices
+
+    def observation(self, observ):
+        observ = np.array(observ, copy=True)
+        observ.reshape(-1)[self._indices] = 0
+        return observ
 
 
 class GymToGymnasium(gymnasium.Env):

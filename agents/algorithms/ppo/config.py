@@ -83,6 +83,26 @@ class PPOConfig:
         if self.rollout_length and not self.gae_lambda:
             raise schema.ConfigError(
                 'rollout_length needs gae_lambda; 1.0 gives plain returns')
+        self._check_sequence_keys()
         if self.action_bounds is not None and not self.action_bounds[0] < self.action_bounds[1]:
             raise schema.ConfigError(
                 f'action_bounds must be (low, high) with low < high, got {self.action_bounds}')
+
+    def _check_sequence_keys(self):
+        """Recurrent networks train on chunks of sequences, feed-forward ones on single steps."""
+        if getattr(self.network, 'is_recurrent', False):
+            if self.minibatch_size is not None:
+                raise schema.ConfigError(
+                    'minibatch_size applies to feed-forward networks; a recurrent network '
+                    'trains on batch_size sequences of chunk_length steps: set '
+                    'minibatch_size=None and batch_size')
+            if self.rollout_length and self.chunk_length and (
+                    self.chunk_length > self.rollout_length):
+                raise schema.ConfigError(
+                    f'chunk_length {self.chunk_length} exceeds rollout_length '
+                    f'{self.rollout_length}: chunks are cut from rollouts')
+        elif self.chunk_length is not None or self.batch_size is not None:
+            raise schema.ConfigError(
+                'chunk_length and batch_size apply to recurrent networks; a feed-forward '
+                'network trains on minibatch_size steps: set chunk_length=None and '
+                'batch_size=None')

@@ -17,7 +17,11 @@ Experience is collected in one of two ways:
 Feed-forward networks train on shuffled minibatches of `minibatch_size` real
 steps, so an update costs in proportion to the steps collected, not to the
 padding of the episode buffers. Recurrent networks train on chunks of
-`chunk_length` steps, `batch_size` chunks at a time, so they see sequences.
+`chunk_length` steps of the episodes or rollouts, `batch_size` chunks at a
+time, so they see sequences. Each chunk is replayed from the recurrent state
+that acted at its first step, on the normalized observations the policy saw,
+and the state restarts from zeros where an episode begins inside it: the
+first update step starts from exactly the policy that acted.
 
 The policy objective is BatchPPO's adaptive KL penalty with its quadratic
 cutoff, or the clipped surrogate objective (`objective`, see `losses`). Beyond
@@ -40,14 +44,15 @@ from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
 from agents.tools import nested
 
-# One step of an episode as stored in memory: the raw observation and reward,
-# the action taken, and the parameters of the policy that chose it.
-_Transition = collections.namedtuple('Transition', 'observ, action, policy, reward')
+# One step of an episode as stored in memory: the observation (raw, or as the
+# policy saw it for recurrent networks) and the raw reward, the action taken,
+# and the parameters and recurrent state of the policy that chose it.
+_Transition = collections.namedtuple('Transition', 'observ, action, policy, state, reward')
 
 # One step of a rollout; it also keeps the observation after the step and how
 # the episode ended, since episodes begin and end inside a rollout.
 _RolloutStep = collections.namedtuple(
-    'RolloutStep', 'observ, action, policy, reward, next_observ, terminated, done')
+    'RolloutStep', 'observ, action, policy, state, reward, next_observ, terminated, done')
 
 # Scalars each update step reports; their means over an update are summarized.
 _UPDATE_METRICS = (
@@ -72,7 +77,7 @@ class PPO:
             `agents.scripts.configs.default()`.
 
         Raises:
-          ValueError: If the config asks for rollouts with a recurrent network.
+          ValueError: If `action_bounds` is set for a policy over discrete actions.
         """
         self._batch_env = batch_env
         self._step = step
@@ -81,10 +86,6 @@ class PPO:
         self._config = config
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
-        if self._is_recurrent and config.rollout_length:
-            raise ValueError(
-                'Rollouts (rollout_length) need a feed-forward network; recurrent networks '
-                'train on whole episodes: set rollout_length=None.')
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5, name='normalize_observ')
         scale_rewards = config.reward_normalization != 'none'
@@ -105,17 +106,19 @@ class PPO:
                 f'{self._policy_type.__name__}; set action_bounds=None.')
         policy_template = nested.map(
             lambda parameter: parameter[0, 0], output.policy.parameters)
+        state_template = nested.map(lambda tensor: tensor[0], output.state)
+        observ_template = tf.cast(batch_env.observ[0], self._stored_observ_dtype())
         with tf.compat.v1.variable_scope('ppo_temporary'):
             if config.rollout_length:
                 self._rollout = parts.EpisodeMemory(
                     _RolloutStep(
-                        batch_env.observ[0], batch_env.action[0], policy_template,
-                        batch_env.reward[0], batch_env.observ[0], batch_env.done[0],
+                        observ_template, batch_env.action[0], policy_template, state_template,
+                        batch_env.reward[0], observ_template, batch_env.done[0],
                         batch_env.done[0]),
                     num_agents, config.rollout_length, 'rollout')
             else:
                 template = _Transition(
-                    batch_env.observ[0], batch_env.action[0], policy_template,
+                    observ_template, batch_env.action[0], policy_template, state_template,
                     batch_env.reward[0])
                 self._current_episodes = parts.EpisodeMemory(
                     template, num_agents, config.max_length, 'episodes')
@@ -127,6 +130,9 @@ class PPO:
             self._running_return = _variable('running_return', tf.zeros([num_agents]))
             self._last_state = nested.map(
                 lambda tensor: _variable('last_state', tf.zeros_like(tensor)), output.state)
+            # The state each agent's last action was chosen from.
+            self._acting_state = nested.map(
+                lambda tensor: _variable('acting_state', tf.zeros_like(tensor)), output.state)
             self._last_policy = nested.map(
                 lambda tensor: _variable('last_policy', tf.zeros_like(tensor[:, 0])),
                 output.policy.parameters)
@@ -177,7 +183,8 @@ class PPO:
             remember_state = [
                 tf.compat.v1.scatter_update(variable, agent_indices, value)
                 for variable, value in zip(
-                    nested.flatten(self._last_state), nested.flatten(output.state))]
+                    nested.flatten(self._last_state) + nested.flatten(self._acting_state),
+                    nested.flatten(output.state) + nested.flatten(state))]
             remember_policy = [
                 tf.compat.v1.scatter_update(variable, agent_indices, value[:, 0])
                 for variable, value in zip(
@@ -234,21 +241,27 @@ class PPO:
                 lambda: tf.constant(''))
 
     def _define_experience(self, agent_indices, observ, action, reward, done, next_observ):
-        update_filters = [
-            self._observ_filter.update(observ),
-            self._update_reward_filter(agent_indices, reward, done)]
+        # Read before the filters change, so the stored observations are those
+        # the policy saw.
+        stored_observ, stored_next_observ = self._stored_observ(observ, next_observ)
+        with tf.control_dependencies([stored_observ, stored_next_observ]):
+            update_filters = [
+                self._observ_filter.update(observ),
+                self._update_reward_filter(agent_indices, reward, done)]
         with tf.control_dependencies(update_filters):
-            policy = nested.map(
-                lambda variable: tf.gather(variable, agent_indices), self._last_policy)
+            policy, state = nested.map(
+                lambda variable: tf.gather(variable, agent_indices),
+                (self._last_policy, self._acting_state))
             if self._config.rollout_length:
                 terminated = tf.gather(self._batch_env.terminated, agent_indices)
                 append = self._rollout.append(
                     _RolloutStep(
-                        observ, action, policy, reward, next_observ, terminated, done),
+                        stored_observ, action, policy, state, reward, stored_next_observ,
+                        terminated, done),
                     agent_indices)
             else:
                 append = self._current_episodes.append(
-                    _Transition(observ, action, policy, reward), agent_indices)
+                    _Transition(stored_observ, action, policy, state, reward), agent_indices)
         with tf.control_dependencies([append]):
             training_summary = tf.constant('')
             if self._config.rollout_length:
@@ -266,6 +279,26 @@ class PPO:
                         'experience/normalized_observ', self._observ_filter.transform(observ)),
                     _scalar('experience/normalized_reward',
                             tf.reduce_mean(self._reward_filter.transform(reward)))])])
+
+    def _stored_observ_dtype(self):
+        return tf.float32 if self._is_recurrent else self._batch_env.observ.dtype
+
+    def _stored_observ(self, *observs):
+        """The observations as memory keeps them: as the policy saw them, for recurrent networks.
+
+        A recurrent policy's actions depend on every observation of its
+        sequence, so it replays exactly what it saw; feed-forward networks
+        keep raw observations, normalized when they train.
+        """
+        if not self._is_recurrent:
+            return observs
+        return tuple(self._observ_filter.transform(observ) for observ in observs)
+
+    def _network_input(self, stored_observ):
+        """Normalized observations from what memory keeps (see `_stored_observ`)."""
+        if self._is_recurrent:
+            return stored_observ
+        return self._observ_filter.transform(stored_observ)
 
     def _update_reward_filter(self, agent_indices, reward, done):
         """Merge the rewards, or the discounted returns so far, into the reward scale.
@@ -319,11 +352,13 @@ class PPO:
         """Train on the whole episodes in memory, then clear it."""
         config = self._config
         with tf.name_scope('training'):
-            (observ, action, policy, reward), length = self._memory.data()
-            observ = self._observ_filter.transform(observ)
-            reward = self._reward_filter.transform(reward)
+            episodes, length = self._memory.data()
+            sequences = dict(
+                observ=self._network_input(episodes.observ), action=episodes.action,
+                policy=episodes.policy, state=episodes.state)
+            reward = self._reward_filter.transform(episodes.reward)
             bootstrap = self._bootstrap.read_value()
-            value = self._network(observ, length).value
+            value = self._replay(sequences, length).value
             if config.gae_lambda:
                 advantage = utility.lambda_advantage(
                     reward, value, length, config.discount, config.gae_lambda, bootstrap)
@@ -331,8 +366,7 @@ class PPO:
             else:
                 return_ = utility.discounted_return(reward, length, config.discount, bootstrap)
                 advantage = return_ - value
-            summary = self._train(
-                observ, action, policy, value, return_, advantage, length)
+            summary = self._train(sequences, value, return_, advantage, length)
             with tf.control_dependencies([summary]):
                 clear_memory = tf.group(self._memory.clear(), self._memory_index.assign(0))
             with tf.control_dependencies([clear_memory]):
@@ -343,29 +377,33 @@ class PPO:
         config = self._config
         with tf.name_scope('training'):
             steps, length = self._rollout.data()
-            observ = self._observ_filter.transform(steps.observ)
-            next_observ = self._observ_filter.transform(steps.next_observ)
+            sequences = dict(
+                observ=self._network_input(steps.observ), action=steps.action,
+                policy=steps.policy, state=steps.state,
+                reset=tf.concat([tf.zeros_like(steps.done[:, :1]), steps.done[:, :-1]], 1))
             reward = self._reward_filter.transform(steps.reward)
-            value = self._network(observ, length).value
-            next_value = self._network(next_observ, length).value
+            value = self._replay(sequences, length).value
+            # The networks' values read only the observation, so the values after
+            # each step need no recurrent state.
+            next_value = self._network(self._network_input(steps.next_observ), length).value
             advantage = utility.rollout_advantage(
                 reward, value, next_value, steps.terminated, steps.done, config.discount,
                 config.gae_lambda)
             return_ = advantage + value
-            summary = self._train(
-                observ, steps.action, steps.policy, value, return_, advantage, length)
+            summary = self._train(sequences, value, return_, advantage, length)
             with tf.control_dependencies([summary]):
                 clear_rollout = self._rollout.clear()
             with tf.control_dependencies([clear_rollout]):
                 return tf.identity(summary)
 
-    def _train(self, observ, action, policy, value, return_, advantage, length):
+    def _train(self, sequences, value, return_, advantage, length):
         """Run the update epochs, then adapt the KL penalty.
 
         Args:
-          observ: Normalized observations `[batch, time, ...]`.
-          action: Actions taken.
-          policy: Parameters of the policy that took them.
+          sequences: Dict of `[batch, time, ...]` tensors: `observ`, normalized
+            observations; `action`, the actions taken; `policy`, the parameters
+            of the policy that took them; `state`, its recurrent state before
+            each step; and with rollouts `reset`, the steps that begin episodes.
           value: Value estimates before the update.
           return_: Value targets.
           advantage: Advantages, normalized here over the valid steps.
@@ -376,11 +414,14 @@ class PPO:
         """
         config = self._config
         sequences = nested.map(tf.stop_gradient, dict(
-            observ=observ, action=action, policy=policy, value=value, return_=return_,
+            sequences, value=value, return_=return_,
             advantage=_normalize_valid_steps(advantage, length)))
         if self._is_recurrent:
             chunk_length, batch_size = config.chunk_length, config.batch_size
         else:
+            sequences = {
+                name: tensor for name, tensor in sequences.items()
+                if name not in ('state', 'reset')}
             sequences = nested.map(lambda tensor: _valid_steps(tensor, length)[:, None], sequences)
             length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
             chunk_length, batch_size = None, config.minibatch_size
@@ -400,7 +441,7 @@ class PPO:
             _histogram('training/return', _valid_steps(sequences['return_'], length)),
             _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
         with tf.control_dependencies(nested.flatten(metrics)):
-            penalty_summary = self._adjust_penalty(sequences['observ'], sequences['policy'], length)
+            penalty_summary = self._adjust_penalty(sequences, length)
         return tf.compat.v1.summary.merge(
             summaries + [penalty_summary] + self._weight_summaries())
 
@@ -443,7 +484,7 @@ class PPO:
         sequences = batch['sequence']
         # Feed-forward updates train on single valid steps, which need no masks.
         length = batch['length'] if self._is_recurrent else None
-        network = self._network(sequences['observ'], length)
+        network = self._replay(sequences, length)
         old_policy = self._policy_type(**sequences['policy'])
         action = sequences['action']
         policy_loss, policy_metrics = losses.policy_loss(
@@ -473,7 +514,20 @@ class PPO:
             return policy.log_prob(action)
         return policy.clipped_log_prob(action, *bounds)
 
-    def _adjust_penalty(self, observ, old_policy_parameters, length):
+    def _replay(self, sequences, length):
+        """The network over stored sequences.
+
+        Recurrent networks start from the state that acted at each sequence's
+        first step and restart from zeros where an episode begins.
+        """
+        if not self._is_recurrent:
+            return self._network(sequences['observ'], length)
+        initial_state = nested.map(lambda state: state[:, 0], sequences['state'])
+        if 'reset' not in sequences:
+            return self._network(sequences['observ'], length, initial_state)
+        return self._network(sequences['observ'], length, initial_state, sequences['reset'])
+
+    def _adjust_penalty(self, sequences, length):
         """Scale the KL penalty to keep the policy change near `kl_target`.
 
         The coefficient stays within `kl_penalty_bounds`, so a long run of
@@ -481,8 +535,8 @@ class PPO:
         """
         config = self._config
         with tf.name_scope('adjust_penalty'):
-            policy = self._network(observ, length).policy
-            old_policy = self._policy_type(**old_policy_parameters)
+            policy = self._replay(sequences, length).policy
+            old_policy = self._policy_type(**sequences['policy'])
             kl_change = tf.reduce_mean(losses.mean_over_time(old_policy.kl(policy), length))
             factor = tf.where(
                 kl_change > 1.3 * config.kl_target, 1.5,

@@ -1,5 +1,6 @@
 """Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
 
+import gymnasium
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,8 +21,21 @@ def _config(**overrides):
     return config_schema.make(config)
 
 
-def _define_graph(config, durations=(5, 5)):
+class _DiscreteActions(gymnasium.ActionWrapper):
+    """A mock environment whose actions are three discrete steps: -1, 0 and 1."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.action_space = gymnasium.spaces.Discrete(3)
+
+    def action(self, action):
+        return np.full(self.env.action_space.shape, action - 1.0, np.float32)
+
+
+def _define_graph(config, durations=(5, 5), discrete=False):
     envs = [tools.MockEnvironment((3,), (2,), duration, duration) for duration in durations]
+    if discrete:
+        envs = [_DiscreteActions(env) for env in envs]
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     step = tf.compat.v1.train.get_or_create_global_step()
     is_training = tf.compat.v1.placeholder(tf.bool, ())
@@ -131,12 +145,12 @@ def test_clipped_actions_train_to_finite_weights():
     assert all(np.isfinite(weight).all() for weight in after)
 
 
-def _train_steps(config, durations, steps, seed=None):
+def _train_steps(config, durations, steps, seed=None, discrete=False):
     """Run training steps of a fresh graph; return the algorithm's state and the weights."""
     with tf.Graph().as_default():
         if seed is not None:
             tf.compat.v1.set_random_seed(seed)
-        algo, is_training, should_log, step_op = _define_graph(config, durations)
+        algo, is_training, should_log, step_op = _define_graph(config, durations, discrete)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before, summaries = _weights(sess), []
@@ -225,11 +239,41 @@ def test_rollouts_train_every_rollout_length_steps_across_episodes():
     assert any(not np.array_equal(a, b) for a, b in zip(trained['before'], trained['after']))
 
 
-def test_rollouts_refuse_recurrent_networks():
+@pytest.mark.parametrize('network', [
+    networks.recurrent_gaussian, networks.recurrent_categorical])
+@pytest.mark.parametrize('collection', [
+    dict(rollout_length=None, update_every=2),
+    dict(rollout_length=8, gae_lambda=0.95)], ids=['episodes', 'rollouts'])
+def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection):
+    # Chunks of 3 steps cut episodes of 4 and 5 steps, and with rollouts of 8
+    # steps episodes also begin inside chunks. A learning rate too small to move
+    # the weights keeps every update step at the policy that acted, so replaying
+    # from the wrong state or observations shows as a KL divergence.
+    discrete = network is networks.recurrent_categorical
     config = _config(
-        network=networks.recurrent_gaussian, rollout_length=4, gae_lambda=0.95)
-    with tf.Graph().as_default(), pytest.raises(ValueError, match='feed-forward'):
-        _define_graph(config)
+        network=network, chunk_length=3, batch_size=2, optimizer='gradient_descent',
+        learning_rate=1e-30, update_epochs=2, normalize_ranges=not discrete, **collection)
+    result = _train_steps(config, durations=(4, 5), steps=8, seed=0, discrete=discrete)
+    assert result['summary']['training/update_steps'] >= 2
+    assert result['summary']['training/kl'] < 1e-7
+    assert result['summary']['training/kl_change'] < 1e-7
+    assert result['summary']['training/clip_fraction'] == 0.0
+
+
+@pytest.mark.parametrize('network', [
+    networks.feed_forward_gaussian, networks.recurrent_gaussian])
+def test_each_update_step_sees_the_weights_of_the_step_before(network):
+    # Read once per run of the graph, the weights would stay those from before
+    # the update in all of its steps: the policy would not move away from the
+    # one that acted, and KL and clipping could never act.
+    config = _config(
+        network=network, learning_rate=1e-2, update_epochs=3, rollout_length=8,
+        gae_lambda=0.95, objective='clip',
+        **(dict(chunk_length=4, batch_size=2, minibatch_size=None)
+           if network is networks.recurrent_gaussian else dict(minibatch_size=4)))
+    result = _train_steps(config, durations=(4, 5), steps=8, seed=0)
+    assert result['summary']['training/update_steps'] >= 6
+    assert result['summary']['training/kl'] > 1e-4
 
 
 def test_original_import_paths_still_work():
