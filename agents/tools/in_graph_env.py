@@ -15,8 +15,7 @@ def space_shape(space):
         return ()
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape)
-    raise NotImplementedError(
-        f'In-graph environments support Box and Discrete spaces, not {space}.')
+    raise _unsupported_space(space)
 
 
 def space_dtype(space):
@@ -27,8 +26,32 @@ def space_dtype(space):
         if np.issubdtype(space.dtype, np.floating):
             return tf.float32
         return tf.as_dtype(space.dtype)
-    raise NotImplementedError(
-        f'In-graph environments support Box and Discrete spaces, not {space}.')
+    raise _unsupported_space(space)
+
+
+def check_space(space, kind):
+    """Raise a one-line error naming the way around it if the graph cannot hold the space.
+
+    Args:
+      space: The environment's space.
+      kind: 'observation' or 'action'.
+
+    Raises:
+      NotImplementedError: If the space is neither Box nor Discrete.
+    """
+    if isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
+        return
+    raise _unsupported_space(space, kind)
+
+
+def _unsupported_space(space, kind='value'):
+    route = ''
+    if kind == 'observation' and isinstance(space, (gym.spaces.Dict, gym.spaces.Tuple)):
+        route = (
+            '; wrap the environment in gymnasium.wrappers.FlattenObservation to train on '
+            'its observations as one Box')
+    return NotImplementedError(
+        f'In-graph environments take Box and Discrete {kind} spaces, not {space}{route}.')
 
 
 def check_numerics(tensor, message):
@@ -129,6 +152,8 @@ class InGraphEnv:
 
     def _create_variables(self, batch_shape):
         """Create the state variables, with `batch_shape` before each element's shape."""
+        check_space(self._env.observation_space, 'observation')
+        check_space(self._env.action_space, 'action')
         self._observ_dtype = space_dtype(self._env.observation_space)
         self._action_dtype = space_dtype(self._env.action_space)
         observ_shape = batch_shape + space_shape(self._env.observation_space)

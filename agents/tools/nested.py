@@ -4,8 +4,10 @@ A nested structure is a tree whose inner nodes are tuples (including
 namedtuples), lists and dicts, and whose leaves are everything else (numbers,
 arrays, tensors, strings, None). The functions here keep the container types of
 the first structure, so a namedtuple stays a namedtuple and a dict subclass
-stays that subclass. Dicts are flattened in sorted key order, which matches
-`tf.nest`.
+stays that subclass. Every function visits the keys of a dict in sorted order,
+as `tf.nest` does, so that `map` calls its function in the order of the leaves
+`flatten` returns; the dicts it builds keep the key order of the first
+structure's dicts.
 
 Pure Python: this module does not import TensorFlow.
 """
@@ -24,10 +26,12 @@ def map(function, *structures, flatten=False):  # pylint: disable=redefined-buil
 
     Returns:
       A structure like the first one holding the results, or a flat tuple of
-      the results, one per leaf, if `flatten` is set.
+      the results, one per leaf, if `flatten` is set. The function is called
+      on the leaves in the order of `flatten`.
 
     Raises:
       ValueError: If no structure is given or the structures differ in shape.
+      TypeError: If a dict's keys cannot be sorted.
     """
     if not structures:
         raise ValueError('nested.map() needs at least one structure.')
@@ -113,16 +117,23 @@ def _is_container(value):
 
 
 def _rebuild(template, elements):
-    """Builds a container of the template's type from an iterable or a dict."""
+    """Builds a container of the template's type from an iterable or a dict.
+
+    A dict is built in the template's key order, leaving out keys that
+    `elements` lacks.
+    """
     if isinstance(template, dict):
-        return type(template)(elements)
+        return type(template)((key, elements[key]) for key in template if key in elements)
     if _is_namedtuple(template):
         return type(template)(*elements)
     return type(template)(elements)
 
 
 def _children(structures, path):
-    """Yields the path and the aligned children of equally shaped containers."""
+    """Yields the key, path and aligned children of equally shaped containers.
+
+    Dict keys come in sorted order, the order of `_flatten`.
+    """
     first = structures[0]
     if all(_is_sequence(structure) for structure in structures):
         lengths = [len(structure) for structure in structures]
@@ -141,7 +152,7 @@ def _children(structures, path):
                     f'Nested structures differ at {_describe(path)}: dicts with keys '
                     f'{sorted(repr(key) for key in keys[0])} and '
                     f'{sorted(repr(key) for key in other)}.')
-        for key in first:
+        for key in _sorted_keys(first):
             yield key, path + (key,), tuple(structure[key] for structure in structures)
         return
     kinds = [type(structure).__name__ for structure in structures]
@@ -205,7 +216,8 @@ def _sorted_keys(dictionary):
         return sorted(dictionary.keys())
     except TypeError as error:
         raise TypeError(
-            f'Cannot flatten a dict whose keys cannot be sorted: {list(dictionary)}.') from error
+            f'Dict keys {list(dictionary)} cannot be sorted; nested structures, like tf.nest, '
+            f'need keys of one comparable type.') from error
 
 
 def _describe(path):

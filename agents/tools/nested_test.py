@@ -147,3 +147,30 @@ def test_flatten_options_still_check_structure():
         nested.zip((1, 2), (3,), flatten=True)
     with pytest.raises(ValueError, match='lengths'):
         nested.filter(lambda x, y: True, (1, 2), (3,), flatten=True)
+
+
+def test_map_visits_leaves_in_flatten_order_and_keeps_key_order():
+    # A structure rebuilt from its flat leaves must put each leaf under its own key.
+    structure = collections.OrderedDict(
+        [('observation', [1, 2]), ('desired_goal', 3), ('achieved_goal', {'z': 4, 'y': 5})])
+    visited = []
+    result = nested.map(lambda leaf: visited.append(leaf) or -leaf, structure)
+    assert tuple(visited) == nested.flatten(structure) == (5, 4, 3, 1, 2)
+    assert list(result) == ['observation', 'desired_goal', 'achieved_goal']
+    assert list(result['achieved_goal']) == ['z', 'y']
+    leaves = iter(nested.flatten(structure))
+    assert nested.map(lambda _: next(leaves), structure) == structure
+
+
+def test_filter_visits_leaves_in_flatten_order_and_keeps_key_order():
+    visited = []
+    result = nested.filter(
+        lambda leaf: visited.append(leaf) or leaf != 2, {'c': 1, 'b': 2, 'a': 3})
+    assert visited == [3, 2, 1]
+    assert list(result.items()) == [('c', 1), ('a', 3)]
+
+
+def test_map_over_several_dicts_follows_the_first_ones_key_order():
+    result = nested.map(lambda x, y: (x, y), {'b': 1, 'a': 2}, {'a': 20, 'b': 10})
+    assert list(result.items()) == [('b', (1, 10)), ('a', (2, 20))]
+

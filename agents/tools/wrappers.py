@@ -597,7 +597,8 @@ def _space_to_32_bit(space):
     if isinstance(space, spaces.Tuple):
         return spaces.Tuple([_space_to_32_bit(inner) for inner in space.spaces])
     if isinstance(space, spaces.Dict):
-        return spaces.Dict({key: _space_to_32_bit(inner) for key, inner in space.spaces.items()})
+        # Pairs, not a dict, which Dict would sort: the space keeps its key order.
+        return spaces.Dict([(key, _space_to_32_bit(inner)) for key, inner in space.spaces.items()])
     return space
 
 
@@ -644,5 +645,5 @@ def _to_gymnasium_space(space):
         return spaces.Tuple([_to_gymnasium_space(inner) for inner in space.spaces])
     if kind == 'Dict':
         return spaces.Dict(
-            {key: _to_gymnasium_space(inner) for key, inner in space.spaces.items()})
+            [(key, _to_gymnasium_space(inner)) for key, inner in space.spaces.items()])
     raise TypeError(f'GymToGymnasium cannot convert the space {space!r} to a Gymnasium space.')

@@ -132,6 +132,15 @@ def test_convert_to_32_bit_converts_observations_spaces_and_rewards():
     assert observ.dtype == np.int32 and discrete.observation_space.contains(observ)
 
 
+def test_convert_to_32_bit_keeps_the_key_order_of_dict_spaces():
+    env = wrappers.ConvertTo32Bit(testing.KeyedEnv())
+    keys = ['observation', 'desired_goal', 'achieved_goal']
+    assert list(env.observation_space.spaces) == keys
+    assert env.observation_space['observation'].dtype == np.float32
+    observ, _ = env.reset(seed=0)
+    assert list(observ) == keys and env.observation_space.contains(observ)
+
+
 def test_convert_to_32_bit_rejects_non_finite_observations():
     inner = _counting_env()
     env = wrappers.ConvertTo32Bit(inner)

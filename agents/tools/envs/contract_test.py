@@ -378,6 +378,51 @@ def test_nested_observations_are_batched_as_gymnasium_batches_them(make_batch, k
     assert_equal(batch.reset([])[0], expected_batch([]))
 
 
+def test_dict_spaces_with_unsorted_keys_keep_every_value_under_its_key(make_batch):
+    # Keys in the order given, not sorted, of equal and of different shapes,
+    # through resets of all and of some, steps of all and of some, and
+    # step_or_reset; actions are Dict batches of such keys too.
+    _skip_unless_any_environment(make_batch)
+    size = 4
+    batch = make_batch([testing.KeyedEnv] * size)
+    expected_envs = [testing.KeyedEnv() for _ in range(size)]
+    keys = ['observation', 'desired_goal', 'achieved_goal']
+    assert list(batch.observation_space.spaces) == keys
+
+    def assert_batch(observ, values, what):
+        assert list(observ) == keys, what
+        for key, space in batch.observation_space.spaces.items():
+            expected = np.array([value[key] for value in values], space.dtype)
+            assert observ[key].dtype == space.dtype, (what, key)
+            np.testing.assert_array_equal(observ[key], expected.reshape(observ[key].shape),
+                                          err_msg=f'{what}, key {key}', strict=True)
+
+    observ, _ = batch.reset(seeds=range(size))
+    assert_batch(observ, [env.reset(seed=seed)[0] for seed, env in enumerate(expected_envs)],
+                 'reset')
+    batch.action_space.seed(0)
+    random = np.random.default_rng(0)
+    for step in range(30):
+        ended = np.array([env.count >= env.length for env in expected_envs])
+        actions = [batch.action_space.sample() for _ in range(size)]
+        batched = {key: np.stack([action[key] for action in actions])
+                   for key in batch.action_space.spaces}
+        if step % 2:
+            mask = ended | (random.random(size) < 0.2)
+            observ = batch.step_or_reset(batched, mask)[0]
+            assert_batch(observ, [
+                env.reset()[0] if mask[index] else env.step(actions[index])[0]
+                for index, env in enumerate(expected_envs)], f'step_or_reset at {step}')
+            continue
+        reset = np.flatnonzero(ended)[::-1]
+        assert_batch(batch.reset(reset)[0], [expected_envs[index].reset()[0] for index in reset],
+                     f'reset of {reset} at {step}')
+        stepped = random.permutation(size)[:random.integers(1, size + 1)]
+        observ = batch.step({key: value[stepped] for key, value in batched.items()}, stepped)[0]
+        assert_batch(observ, [expected_envs[index].step(actions[index])[0] for index in stepped],
+                     f'step of {stepped} at {step}')
+
+
 def test_close_is_idempotent_and_final(make_batch):
     with make_batch([_pendulum] * 2) as batch:
         batch.reset()

@@ -69,6 +69,27 @@ def test_on_envpool_bit_identical_to_dummy_vec_env_of_its_environments(task):
         dummy.close()
 
 
+def test_dict_spaces_with_unsorted_keys_as_dummy_vec_env(make_sb3_vec_env):
+    # Observations at resets and steps and terminal observations, and Dict
+    # actions, each value under its own key.
+    env_fns = [functools.partial(testing.KeyedEnv, length) for length in (2, 3, 4)]
+    ours, dummy = make_sb3_vec_env(env_fns), DummyVecEnv(env_fns)
+    for env in (ours, dummy):
+        env.seed(3)
+    testing.assert_identical(ours.reset(), dummy.reset())
+    dummy.action_space.seed(0)
+    terminals = 0
+    for step in range(12):
+        actions = [dummy.action_space.sample() for _ in range(3)]
+        expected = dummy.step(actions)
+        batched = {key: np.stack([action[key] for action in actions])
+                   for key in dummy.action_space.spaces}
+        testing.assert_identical(ours.step(batched), expected, f'step {step}')
+        terminals += sum('terminal_observation' in info for info in expected[3])
+    assert terminals >= 4
+    dummy.close()
+
+
 def test_seeds_and_options_apply_at_the_next_reset(make_sb3_vec_env):
     ours, dummy = make_sb3_vec_env(testing.counting_envs()), DummyVecEnv(testing.counting_envs())
     for env in (ours, dummy):

@@ -171,6 +171,48 @@ class NestedEnv(gymnasium.Env):
         return self.observation_space.sample()
 
 
+class KeyedEnv(gymnasium.Env):
+    """A goal-style environment whose Dict spaces list their keys out of sorted order.
+
+    Its spaces are built from keyword arguments, as goal-conditioned tasks
+    build them, so their keys keep the order given: observations hold
+    'observation' (3 float64s), 'desired_goal' and 'achieved_goal' (2
+    float32s each); actions hold 'move' (2 float32s), 'jump' and 'grip'
+    (Discrete). After `n` steps the observation is `[n, jump, grip]`, the
+    desired goal `100 + n` and the achieved goal `200 + n + move`, so every
+    value shows the key it belongs under and the action it came from. The
+    episode terminates at `n == length`.
+    """
+
+    def __init__(self, length=3):
+        spaces = gymnasium.spaces
+        self.observation_space = spaces.Dict(
+            observation=spaces.Box(-np.inf, np.inf, (3,), np.float64),
+            desired_goal=spaces.Box(-np.inf, np.inf, (2,), np.float32),
+            achieved_goal=spaces.Box(-np.inf, np.inf, (2,), np.float32))
+        self.action_space = spaces.Dict(
+            move=spaces.Box(-1.0, 1.0, (2,), np.float32), jump=spaces.Discrete(4),
+            grip=spaces.Discrete(2))
+        self.length = length
+        self.count = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.count = int(self.np_random.integers(3))
+        return self._observ(np.zeros(2, np.float32), 0, 0), {}
+
+    def step(self, action):
+        self.count += 1
+        observ = self._observ(action['move'], action['jump'], action['grip'])
+        return observ, float(self.count), self.count >= self.length, False, {}
+
+    def _observ(self, move, jump, grip):
+        return {
+            'observation': np.array([self.count, jump, grip], np.float64),
+            'desired_goal': np.full(2, 100 + self.count, np.float32),
+            'achieved_goal': (200 + self.count + np.asarray(move)).astype(np.float32)}
+
+
 def seeded(constructor, seed):
     """An environment of the constructor, reset with the seed (which seeds an envpool)."""
     env = constructor()

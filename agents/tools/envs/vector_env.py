@@ -69,6 +69,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(
                 f'Unknown autoreset_mode {autoreset_mode!r}; choose one of '
                 f'{", ".join(mode.value for mode in AutoresetMode)}.') from None
+        if backend == 'parallel' and self.autoreset_mode is AutoresetMode.DISABLED:
+            # Resets come with options (what remains of the reset_mask's), which
+            # would reset an environment the backend had reset ahead a second time.
+            options.setdefault('auto_reset', False)
         self._batch = backends.make_batch_env(backend, env_fns, **options)
         self._batch.reward_dtype = np.float64
         self.backend = backend

@@ -107,6 +107,31 @@ def test_infos_and_resets_of_environments_ending_at_different_steps(make_vector_
     sync.close()
 
 
+@pytest.mark.parametrize('mode', list(AutoresetMode))
+def test_dict_spaces_with_unsorted_keys_as_sync_vector_env(make_vector_env, mode):
+    # Observations at resets, steps, final observations and masked resets, and
+    # Dict actions, each value under its own key.
+    env_fns = [functools.partial(testing.KeyedEnv, length) for length in (2, 3, 4)]
+    ours = make_vector_env(env_fns, autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=mode)
+    assert ours.observation_space == sync.observation_space
+    assert list(ours.single_observation_space.spaces) == [
+        'observation', 'desired_goal', 'achieved_goal']
+    testing.assert_identical(ours.reset(seed=3), sync.reset(seed=3))
+    sync.action_space.seed(0)
+    for step in range(12):
+        actions = sync.action_space.sample()
+        expected = sync.step(actions)
+        testing.assert_identical(ours.step(actions), expected, f'step {step}')
+        ended = expected[2] | expected[3]
+        if mode is not AutoresetMode.NEXT_STEP and (ended.any() or step % 4 == 0):
+            mask = ended | (np.arange(3) == step % 3)
+            testing.assert_identical(
+                ours.reset(options={'reset_mask': mask.copy()}),
+                sync.reset(options={'reset_mask': mask.copy()}), f'reset at step {step}')
+    sync.close()
+
+
 def test_infos_are_added_as_gymnasium_adds_them():
     infos = [
         {'int': 1, 'float': 0.5, 'bool': True, 'scalar': np.float32(2.5),
