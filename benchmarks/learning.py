@@ -35,7 +35,22 @@ import numpy as np
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
 Task = collections.namedtuple(
-    'Task', 'config, env, budget, eval_every, threshold, sb3, references')
+    'Task', 'config, env, budget, eval_every, threshold, sb3, references, mask, control',
+    defaults=(None, None))
+Task.__doc__ = """A benchmark task.
+
+Attributes:
+  config: Name of our shipped config.
+  env: Gymnasium id.
+  budget, eval_every: Training steps in all and between evaluations.
+  threshold: Score that counts as solved, or None.
+  sb3: The peer's hyperparameters (rl-baselines3-zoo).
+  references: Published scores shown beside ours.
+  mask: Observation indices hidden from the agent (partially observed tasks),
+    or None; the peer is then sb3-contrib's RecurrentPPO.
+  control: Name of a feed-forward config trained on the same masked task as a
+    control row, or None.
+"""
 
 _ZOO_MUJOCO_NETWORK = dict(log_std_init=-2, ortho_init=False, activation_fn='relu',
                            net_arch=dict(pi=[256, 256], vf=[256, 256]))
@@ -79,6 +94,19 @@ TASKS = {
     'ant': Task(
         'ant', 'Ant-v5', 1_000_000, 50_000, None,
         dict(normalize=True), {'rl-baselines3-zoo PPO (published)': 1327}),
+    # rl-baselines3-zoo's NoVel tasks with its ppo_lstm hyperparameters.
+    'pendulum_novel': Task(
+        'pendulum_novel', 'Pendulum-v1', 100_000, 5_000, -200.0,
+        dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+             learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+        {'rl-baselines3-zoo RecurrentPPO (published, 1 run)': -218}, mask=(2,),
+        control='pendulum'),
+    'cartpole_novel': Task(
+        'cartpole_novel', 'CartPole-v1', 100_000, 5_000, 500.0,
+        dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+             ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
+        {'rl-baselines3-zoo RecurrentPPO (published, 1 run)': 500}, mask=(1, 3),
+        control='cartpole'),
     'humanoid': Task(
         'humanoid', 'Humanoid-v5', 1_000_000, 50_000, None,
         dict(normalize=True, n_envs=1, batch_size=256, n_steps=512, gamma=0.95,
@@ -88,23 +116,26 @@ TASKS = {
         {}),
 }
 QUICK_TASKS = ('pendulum', 'cartpole')
+RECURRENT_TASKS = ('pendulum_novel', 'cartpole_novel')
 MUJOCO_TASKS = ('cheetah', 'hopper', 'walker', 'ant', 'humanoid')
 EVAL_EPISODES = 10
+# The library name of the feed-forward control runs on masked tasks.
+CONTROL = 'agents-feedforward'
 # Evaluation environments are seeded apart from the training environments.
 EVAL_SEED_OFFSET = 10_000
 
 
-def run_agents(task, seed, overrides):
-    """Train the shipped config of the task; return its evaluations and times."""
+def run_agents(task, seed, overrides, config_name=None):
+    """Train the shipped config of the task (or another); return its evaluations and times."""
     from absl import logging
     from agents.scripts import train
     from agents.scripts import utility
     logging.set_verbosity(logging.WARNING)
-    config = utility.make_config(task.config)
+    config = utility.make_config(config_name or task.config)
     with config.unlocked():
         config.update(
             seed=seed, steps=task.budget, eval_every=task.eval_every,
-            eval_episodes=EVAL_EPISODES)
+            eval_episodes=EVAL_EPISODES, observation_mask=task.mask)
         config.update(overrides)
     evaluations, train_seconds = [], 0.0
     with tempfile.TemporaryDirectory() as logdir:
@@ -141,13 +172,18 @@ def resident_megabytes():
 
 
 def run_sb3(task, seed):
-    """Train SB3 PPO with the zoo hyperparameters; return its evaluations and times."""
+    """Train SB3 PPO, or sb3-contrib RecurrentPPO on masked tasks, with the zoo hyperparameters.
+
+    Returns:
+      Its evaluations and training seconds.
+    """
     import gymnasium
     import stable_baselines3
     import torch
     from stable_baselines3.common import callbacks
     from stable_baselines3.common import env_util
     from stable_baselines3.common import vec_env
+    from agents.tools import wrappers
     torch.set_num_threads(1)
     params = dict(task.sb3)
     normalize = params.pop('normalize', False)
@@ -159,10 +195,18 @@ def run_sb3(task, seed):
     if 'policy_kwargs' in params:
         params['policy_kwargs'] = dict(
             params['policy_kwargs'], activation_fn=torch.nn.ReLU)
-    env = env_util.make_vec_env(task.env, n_envs=n_envs, seed=seed)
+    def mask(env):
+        return wrappers.MaskObservation(env, task.mask) if task.mask else env
+
+    env = env_util.make_vec_env(task.env, n_envs=n_envs, seed=seed, wrapper_class=mask)
     if normalize:
         env = vec_env.VecNormalize(env)
-    model = stable_baselines3.PPO('MlpPolicy', env, seed=seed, device='cpu', **params)
+    if task.mask:
+        import sb3_contrib
+        model = sb3_contrib.RecurrentPPO(
+            'MlpLstmPolicy', env, seed=seed, device='cpu', **params)
+    else:
+        model = stable_baselines3.PPO('MlpPolicy', env, seed=seed, device='cpu', **params)
 
     class Evaluate(callbacks.BaseCallback):
         """Evaluates the mode every `eval_every` steps; times training apart from it."""
@@ -172,7 +216,7 @@ def run_sb3(task, seed):
             self.evaluations, self.eval_seconds, self.next_eval = [], 0.0, task.eval_every
             self.start = time.time()
             # Seeded once: each evaluation plays new episodes, as our loop's do.
-            self.eval_env = gymnasium.make(task.env)
+            self.eval_env = mask(gymnasium.make(task.env))
             self.eval_env.reset(seed=EVAL_SEED_OFFSET + seed)
 
         def _on_step(self):
@@ -186,11 +230,13 @@ def run_sb3(task, seed):
             scores = []
             for _ in range(EVAL_EPISODES):
                 observ, _ = self.eval_env.reset()
-                done, score = False, 0.0
+                done, score, state, first = False, 0.0, None, np.ones(1, bool)
                 while not done:
                     if normalize:
                         observ = env.normalize_obs(observ)
-                    action, _ = model.predict(observ, deterministic=True)
+                    action, state = model.predict(
+                        observ, state=state, episode_start=first, deterministic=True)
+                    first = np.zeros(1, bool)
                     observ, reward, terminated, truncated, _ = self.eval_env.step(action)
                     score += reward
                     done = terminated or truncated
@@ -209,10 +255,11 @@ def run_sb3(task, seed):
 def run_worker(args):
     """Run one training run and write its results as JSON."""
     task = TASKS[args.task]
-    if args.library == 'agents':
+    if args.library in ('agents', CONTROL):
         overrides = {key: json.loads(value) for key, value in (
             each.split('=', 1) for each in args.set)}
-        evaluations, seconds = run_agents(task, args.seed, overrides)
+        config_name = task.control if args.library == CONTROL else None
+        evaluations, seconds = run_agents(task, args.seed, overrides, config_name)
     else:
         evaluations, seconds = run_sb3(task, args.seed)
     with open(args.worker, 'w') as file_:
@@ -342,7 +389,30 @@ def table(results):
         if {'agents', 'sb3'} <= set(times_to):
             lines.append(f'\nTime to threshold, agents / sb3: '
                          f'{times_to["agents"] / times_to["sb3"]:.2f}x.')
+        elif (task_name, 'sb3') in by_key and (task_name, 'agents') in by_key:
+            lines.append(_time_to_peer_best(
+                by_key[task_name, 'agents'], by_key[task_name, 'sb3']))
     return '\n'.join(lines)
+
+
+def _time_to_peer_best(ours, peers):
+    """Where the peer misses the threshold: the time each library needs to reach its best.
+
+    The peer's best is the best evaluation of the mean over its seeds; a
+    library's time is the mean over its seeds of the first evaluation at or
+    above it, if every seed gets there.
+    """
+    curve = np.mean([[each[1] for each in run['evaluations']] for run in peers], axis=0)
+    best = float(np.max(curve))
+    times = {}
+    for library, runs in (('agents', ours), ('sb3', peers)):
+        reached = [first_reaching(run['evaluations'], best) for run in runs]
+        times[library] = np.mean([each[2] for each in reached]) if all(reached) else None
+    if times['agents'] is None:
+        return f'\nThe peer\'s best mean score {best:,.0f} is not reached by every seed of ours.'
+    return (f'\nThe peer misses the threshold; time to its best mean score ({best:,.0f}): agents '
+            f'{_duration(times["agents"])}, sb3 {_duration(times["sb3"])}, '
+            f'{times["agents"] / times["sb3"]:.2f}x.')
 
 
 def _memory_line(runs):
@@ -430,7 +500,9 @@ def main():
     for seed in range(args.seeds):
         for task in tasks:
             jobs.append(('agents', task, seed))
-            if not args.no_sb3 and (task in QUICK_TASKS or args.sb3):
+            if TASKS[task].control:
+                jobs.append((CONTROL, task, seed))
+            if not args.no_sb3 and (task in QUICK_TASKS + RECURRENT_TASKS or args.sb3):
                 jobs.append(('sb3', task, seed))
     os.makedirs(args.out, exist_ok=True)
     start = time.time()

@@ -9,7 +9,9 @@ from agents.scripts import configs
 from agents.scripts import networks
 from agents.tools.schema import ConfigError
 
-TASKS = ('pendulum', 'cartpole', 'reacher', 'cheetah', 'walker', 'hopper', 'ant', 'humanoid')
+TASKS = (
+    'pendulum', 'cartpole', 'reacher', 'cheetah', 'walker', 'hopper', 'ant', 'humanoid',
+    'pendulum_novel', 'cartpole_novel')
 
 
 @pytest.mark.parametrize('name', TASKS)

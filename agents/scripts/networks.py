@@ -157,20 +157,28 @@ class FeedForwardGaussian(_StatelessCell):
                 'log_std', [self._action_size], tf.float32,
                 tf.compat.v1.constant_initializer(self._init_log_std))
             log_std = tf.broadcast_to(log_std, tf.shape(mean))
-        value = _value_network(observ, self._value_layers, self._activation)
+        value = _value_network(
+            self._value_input(observ, features), self._value_layers, self._activation)
         return (mean, log_std, value), state
 
     def _policy_features(self, observ, state):
         """The last hidden layer of the policy network, and the next state."""
         return _mlp(observ, self._policy_layers, self._activation), state
 
+    def _value_input(self, observ, policy_features):
+        """What the value network reads: the observation alone."""
+        del policy_features
+        return observ
+
 
 class _GRUPolicy:
     """Makes the last hidden layer of a policy network a GRU, and the network recurrent.
 
     Mixed in before a feed-forward cell class whose policy reads its last
-    hidden layer through `_policy_features`; the value network stays
-    feed-forward. The state is the GRU state `[batch, policy_layers[-1]]`.
+    hidden layer through `_policy_features`. The value network reads the GRU's
+    output beside the observation, so it too knows what the observation does
+    not show, and its loss helps the GRU learn to remember it. The state is the
+    GRU state `[batch, policy_layers[-1]]`.
     """
 
     is_recurrent = True
@@ -191,6 +199,9 @@ class _GRUPolicy:
 
     def _policy_features(self, observ, state):
         return self._core(_mlp(observ, self._policy_layers[:-1], self._activation), state)
+
+    def _value_input(self, observ, policy_features):
+        return tf.concat([observ, policy_features], 1)
 
 
 class RecurrentGaussian(_GRUPolicy, FeedForwardGaussian):
@@ -236,12 +247,18 @@ class FeedForwardCategorical(_StatelessCell):
                 features, self._num_actions,
                 weight_initializer=_output_initializer(self._init_output_factor),
                 name='logits')
-        value = _value_network(observ, self._value_layers, self._activation)
+        value = _value_network(
+            self._value_input(observ, features), self._value_layers, self._activation)
         return (logits, value), state
 
     def _policy_features(self, observ, state):
         """The last hidden layer of the policy network, and the next state."""
         return _mlp(observ, self._policy_layers, self._activation), state
+
+    def _value_input(self, observ, policy_features):
+        """What the value network reads: the observation alone."""
+        del policy_features
+        return observ
 
 
 class RecurrentCategorical(_GRUPolicy, FeedForwardCategorical):
@@ -271,7 +288,7 @@ def feed_forward_gaussian(config, action_space, observations, length, state=None
 
 
 def recurrent_gaussian(config, action_space, observations, length, state=None, reset=None):
-    """Recurrent Gaussian policy (see `RecurrentGaussian`) and feed-forward value.
+    """Recurrent Gaussian policy and value network (see `RecurrentGaussian`).
 
     Args:
       config: Dict or attribute-style config with `policy_layers`,
@@ -311,7 +328,7 @@ def feed_forward_categorical(
 
 
 def recurrent_categorical(config, action_space, observations, length, state=None, reset=None):
-    """Recurrent categorical policy (see `RecurrentCategorical`) and feed-forward value.
+    """Recurrent categorical policy and value network (see `RecurrentCategorical`).
 
     Args:
       config: Dict or attribute-style config with `policy_layers`,

@@ -49,10 +49,12 @@ from agents.tools import nested
 # and the parameters and recurrent state of the policy that chose it.
 _Transition = collections.namedtuple('Transition', 'observ, action, policy, state, reward')
 
-# One step of a rollout; it also keeps the observation after the step and how
-# the episode ended, since episodes begin and end inside a rollout.
+# One step of a rollout; it also keeps the observation and recurrent state
+# after the step and how the episode ended, since episodes begin and end inside
+# a rollout.
 _RolloutStep = collections.namedtuple(
-    'RolloutStep', 'observ, action, policy, state, reward, next_observ, terminated, done')
+    'RolloutStep',
+    'observ, action, policy, state, reward, next_observ, next_state, terminated, done')
 
 # Scalars each update step reports; their means over an update are summarized.
 _UPDATE_METRICS = (
@@ -113,8 +115,8 @@ class PPO:
                 self._rollout = parts.EpisodeMemory(
                     _RolloutStep(
                         observ_template, batch_env.action[0], policy_template, state_template,
-                        batch_env.reward[0], observ_template, batch_env.done[0],
-                        batch_env.done[0]),
+                        batch_env.reward[0], observ_template, state_template,
+                        batch_env.done[0], batch_env.done[0]),
                     num_agents, config.rollout_length, 'rollout')
             else:
                 template = _Transition(
@@ -249,15 +251,15 @@ class PPO:
                 self._observ_filter.update(observ),
                 self._update_reward_filter(agent_indices, reward, done)]
         with tf.control_dependencies(update_filters):
-            policy, state = nested.map(
+            policy, state, next_state = nested.map(
                 lambda variable: tf.gather(variable, agent_indices),
-                (self._last_policy, self._acting_state))
+                (self._last_policy, self._acting_state, self._last_state))
             if self._config.rollout_length:
                 terminated = tf.gather(self._batch_env.terminated, agent_indices)
                 append = self._rollout.append(
                     _RolloutStep(
                         stored_observ, action, policy, state, reward, stored_next_observ,
-                        terminated, done),
+                        next_state, terminated, done),
                     agent_indices)
             else:
                 append = self._current_episodes.append(
@@ -358,7 +360,7 @@ class PPO:
                 policy=episodes.policy, state=episodes.state)
             reward = self._reward_filter.transform(episodes.reward)
             bootstrap = self._bootstrap.read_value()
-            value = self._replay(sequences, length).value
+            value = self._values(sequences['observ'], episodes.state, length)
             if config.gae_lambda:
                 advantage = utility.lambda_advantage(
                     reward, value, length, config.discount, config.gae_lambda, bootstrap)
@@ -382,10 +384,9 @@ class PPO:
                 policy=steps.policy, state=steps.state,
                 reset=tf.concat([tf.zeros_like(steps.done[:, :1]), steps.done[:, :-1]], 1))
             reward = self._reward_filter.transform(steps.reward)
-            value = self._replay(sequences, length).value
-            # The networks' values read only the observation, so the values after
-            # each step need no recurrent state.
-            next_value = self._network(self._network_input(steps.next_observ), length).value
+            value = self._values(sequences['observ'], steps.state, length)
+            next_value = self._values(
+                self._network_input(steps.next_observ), steps.next_state, length)
             advantage = utility.rollout_advantage(
                 reward, value, next_value, steps.terminated, steps.done, config.discount,
                 config.gae_lambda)
@@ -513,6 +514,23 @@ class PPO:
         if bounds is None:
             return policy.log_prob(action)
         return policy.clipped_log_prob(action, *bounds)
+
+    def _values(self, observ, state, length):
+        """The value of each step of `[batch, time]` sequences, seen from its stored state.
+
+        A recurrent network takes one step from each stored state, so every
+        value is the one the network gave while acting, also after the last
+        step of a rollout and where a time limit cut an episode.
+        """
+        if not self._is_recurrent:
+            return self._network(observ, length).value
+        steps = tf.shape(observ)[:2]
+        merged = nested.map(
+            lambda tensor: tf.reshape(tensor, tf.concat([[-1], tf.shape(tensor)[2:]], 0)),
+            (observ, state))
+        value = self._network(
+            merged[0][:, None], tf.ones(tf.shape(merged[0])[:1], tf.int32), merged[1]).value
+        return utility.mask(tf.reshape(value, steps), length)
 
     def _replay(self, sequences, length):
         """The network over stored sequences.
