@@ -1,7 +1,7 @@
 """Stepping speed of two checkouts of this repository, in alternating runs.
 
 On a shared host the `parallel` backend's speed moves from run to run by more
-than most changes to it (see the README's section on it), so one run before
+than most changes to it (see docs/design/parallel.md), so one run before
 and one after a change say little. This runs `env_throughput.py` of each
 checkout by turns, round after round, each run measuring the default
 `ParallelBatchEnv` against Gymnasium's SyncVectorEnv in the same process, and

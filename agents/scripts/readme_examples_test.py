@@ -2,9 +2,8 @@
 
 `EXAMPLES` names each section with examples and how it runs:
 
-- `program`: its Python blocks run in order as one program, as a reader
-  pastes them one after the other (later blocks use what earlier ones define).
-- `blocks`: each Python block runs as a program of its own.
+- `blocks`: each Python block is a program of its own; they are written to
+  files and run as `python FILE`, all at once.
 - `configs`: Python blocks whose first line names a file (`# my_configs.py`)
   are written to that file in a fresh directory and imported; other Python
   blocks are run there. Each `python -m agents.scripts.train` command of the
@@ -31,8 +30,8 @@ from agents.scripts import train_test
 REPOSITORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 
 EXAMPLES = {
-    ('README.md', '## The four tools'): 'program',
-    ('docs/environments.md', '## A batch of environments'): 'program',
+    ('README.md', '## The four tools'): 'blocks',
+    ('docs/environments.md', '## A batch of environments'): 'blocks',
     ('docs/environments.md', '## The Gymnasium and Stable-Baselines3 adapters'): 'blocks',
     ('docs/training.md', '## Configs'): 'configs',
 }
@@ -139,14 +138,20 @@ def test_code_blocks_are_found_fenced_and_indented():
 
 
 @pytest.mark.parametrize('page, section', sorted(
-    key for key, way in EXAMPLES.items() if way in ('program', 'blocks')))
+    key for key, way in EXAMPLES.items() if way == 'blocks'))
 def test_examples_run_as_written(page, section, tmp_path):
     environ = dict(os.environ, PYTHONPATH=os.getcwd())
     codes = [code for language, code in _examples(page, section) if language == 'python']
-    if EXAMPLES[page, section] == 'program':
-        codes = ['\n'.join(codes)]
-    for code in codes:
-        _run([sys.executable, '-c', code], tmp_path, environ)
+    processes = []
+    for index, code in enumerate(codes):
+        path = tmp_path / f'example_{index}.py'
+        path.write_text(code)
+        processes.append(subprocess.Popen(
+            [sys.executable, str(path)], cwd=tmp_path, env=environ, text=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for code, process in zip(codes, processes):
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, f'{code}\n{stderr[-3000:]}'
 
 
 @pytest.mark.parametrize('page, section', sorted(
