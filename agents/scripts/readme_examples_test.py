@@ -38,6 +38,9 @@ EXAMPLES = {
 
 NOT_RUN = {
     ('docs/environments.md', '## Ray'): 'needs a Ray cluster at address "auto"',
+    ('docs/deployment.md', '## Play an episode with TensorFlow and Gymnasium only'):
+        'needs an exported policy; the export tests play one',
+    ('docs/tuning.md', '## Using the best config'): 'an excerpt of a generated file',
 }
 
 
