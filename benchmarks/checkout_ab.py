@@ -1,7 +1,7 @@
 """Stepping speed of two checkouts of this repository, in alternating runs.
 
 On a shared host the `parallel` backend's speed moves from run to run by more
-than most changes to it (see the README's section on it), so one run before
+than most changes to it (see docs/design/parallel.md), so one run before
 and one after a change say little. This runs `env_throughput.py` of each
 checkout by turns, round after round, each run measuring the default
 `ParallelBatchEnv` against Gymnasium's SyncVectorEnv in the same process, and
@@ -15,7 +15,7 @@ Usage:
       [--envs Pendulum-v1:32,HalfCheetah-v5:16] [--rounds 6] [--duration 1.0]
       [--repeats 3]
 
-Writes checkout_ab.json and .md to benchmarks/results/ (or --outdir).
+Writes checkout_ab.json and .md to benchmarks/results/checkout_ab/ (or --outdir).
 """
 
 import argparse
@@ -43,7 +43,8 @@ def run_checkout(checkout, env_id, size, duration, repeats):
             [sys.executable, os.path.join(checkout, 'benchmarks', 'env_throughput.py'),
              '--envs', env_id, '--sizes', str(size), '--backends', 'SyncVector',
              '--duration', str(duration), '--repeats', str(repeats), '--outdir', outdir],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, 'PYTHONPATH': checkout})
         with open(os.path.join(outdir, 'env_throughput.json')) as file:
             steps_per_second = json.load(file)['env_steps_per_second'][env_id][str(size)]
     return tuple(size / steps_per_second[name] * 1e6 for name in (DEFAULT, SYNC))
@@ -88,7 +89,7 @@ def main():
     parser.add_argument('--duration', type=float, default=1.0,
                         help='seconds per measurement turn')
     parser.add_argument('--repeats', type=int, default=3, help='measurement turns per run')
-    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    parser.add_argument('--outdir', default=reporting.results_dir(__file__))
     args = parser.parse_args()
     names = [os.path.basename(os.path.normpath(checkout)) for checkout in args.checkouts]
     load_before = os.getloadavg()

@@ -21,7 +21,8 @@ each peer, and of the CPU time per env-step summed over all processes of a
 backend (a measure of the work done that other load on the machine barely
 changes), and how many cores ParallelBatchEnv kept busy stepping environments
 (at most 1 when the machine has no idle core for its workers). Writes env_throughput.json, .md
-and .png to benchmarks/results/ (or --outdir).
+and .png to benchmarks/results/env_throughput/ (or
+--outdir).
 """
 
 import argparse
@@ -35,9 +36,7 @@ import gymnasium as gym
 import numpy as np
 import reporting
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents.tools import envs  # noqa: E402  (needs the path above)
+from agents.tools import envs
 
 DEFAULT = 'ParallelBatchEnv (default)'
 # Distinct action batches cycled through; pre-generated so sampling is not timed.
@@ -368,7 +367,7 @@ def main():
                         'measure (besides the default ParallelBatchEnv), e.g. SyncVector,loop')
     parser.add_argument('--duration', type=float, help='seconds per measurement turn')
     parser.add_argument('--repeats', type=int, help='measurement turns per backend')
-    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    parser.add_argument('--outdir', default=reporting.results_dir(__file__))
     args = parser.parse_args()
     duration = args.duration or (0.25 if args.quick else 0.5)
     repeats = args.repeats or (3 if args.quick else 6)

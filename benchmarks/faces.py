@@ -16,9 +16,9 @@ Three parts (`--parts`, all by default):
 
 Usage:
   python benchmarks/faces.py [--parts curve,cheetah,overhead] [--quick]
-      [--curve_steps 50000] [--cheetah_steps 50000] [--outdir benchmarks/results]
+      [--curve_steps 50000] [--cheetah_steps 50000] [--outdir benchmarks/results/faces]
 
-Writes faces.json and faces.md to benchmarks/results/ (or --outdir); the parts
+Writes faces.json and faces.md to benchmarks/results/faces/ (or --outdir); the parts
 run replace theirs in those files and the others' results stay, each part with
 its command, date and load. PyTorch runs on one thread in every run, so
 environment workers get the other core.
@@ -35,11 +35,9 @@ import gymnasium
 import numpy as np
 import reporting
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents import tools  # noqa: E402  (needs the path above)
-from agents.tools import envs  # noqa: E402
-from agents.tools import load_order  # noqa: E402
+from agents import tools
+from agents.tools import envs
+from agents.tools import load_order
 
 load_order.load_triton_before_tensorflow()  # Before SB3 loads TensorFlow.
 
@@ -243,7 +241,7 @@ def main():
     parser.add_argument('--cheetah_steps', type=int, default=50_000)
     parser.add_argument('--envs', default='CartPole-v1,Pendulum-v1,HalfCheetah-v5')
     parser.add_argument('--backends', default='parallel,inprocess,process')
-    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    parser.add_argument('--outdir', default=reporting.results_dir(__file__))
     args = parser.parse_args()
     parts = args.parts.split(',')
     if not set(parts) <= {'curve', 'cheetah', 'overhead'}:

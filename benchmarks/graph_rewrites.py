@@ -18,7 +18,7 @@ changes hit every set alike. Usage:
 
     python benchmarks/graph_rewrites.py [--configs pendulum,cartpole,cheetah]
         [--variants default,dependency,none] [--repeats 2] [--phases 6]
-        [--out benchmarks/results/graph_rewrites.md]
+        [--out benchmarks/results/graph_rewrites/graph_rewrites.md]
 """
 
 import json

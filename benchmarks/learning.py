@@ -7,7 +7,7 @@ every `eval_every` training steps and at the budget, the policy's mode (SB3:
 from training. It prints a markdown table (score at 10/25/50/100% of the
 budget, training steps until the threshold, wall time, and the resident memory
 of our runs sampled at every evaluation) and writes PNG curves, both libraries
-on one plot per task, to benchmarks/results/.
+on one plot per task, to benchmarks/results/learning/.
 
     python benchmarks/learning.py --quick            # Pendulum and CartPole, minutes
     python benchmarks/learning.py                    # also the MuJoCo tasks, hours
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'learning')
 
 Task = collections.namedtuple(
     'Task', 'config, env, budget, eval_every, threshold, sb3, references, mask, control',

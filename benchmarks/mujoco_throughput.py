@@ -19,7 +19,7 @@ every `--eval_every` steps.
     python benchmarks/mujoco_throughput.py                 # 1M steps each: about an hour
     python benchmarks/mujoco_throughput.py --steps=100000  # minutes
 
-Writes mujoco_throughput.md and .json to benchmarks/results/ (or --out).
+Writes mujoco_throughput.md and .json to benchmarks/results/mujoco_throughput/ (or --out).
 Both libraries use both cores; run nothing else meanwhile.
 """
 
@@ -33,9 +33,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import learning  # noqa: E402  (the benchmark beside this one)
+import learning
+import reporting
 
 CONFIG = 'cheetah'
 ENV = 'HalfCheetah-v5'
@@ -177,7 +176,7 @@ def main():
     parser.add_argument('--eval_every', type=int, default=100_000)
     parser.add_argument('--backend', default='parallel')
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true')
-    parser.add_argument('--out', default=learning.RESULTS)
+    parser.add_argument('--out', default=reporting.results_dir(__file__))
     parser.add_argument('--part', choices=('agents', 'collection', 'sb3'), help=argparse.SUPPRESS)
     parser.add_argument('--result', help=argparse.SUPPRESS)
     args = parser.parse_args()

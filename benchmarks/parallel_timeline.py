@@ -26,7 +26,7 @@ Usage:
   python benchmarks/parallel_timeline.py [--envs Pendulum-v1:32,HalfCheetah-v5:16]
       [--steps 3000]
 
-Writes parallel_timeline.json and .md to benchmarks/results/ (or --outdir).
+Writes parallel_timeline.json and .md to benchmarks/results/parallel_timeline/ (or --outdir).
 """
 
 import argparse
@@ -41,9 +41,7 @@ import gymnasium as gym
 import numpy as np
 import reporting
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents.tools import envs  # noqa: E402  (needs the path above)
+from agents.tools import envs
 
 WARMUP_STEPS = 300
 CONFIGURATIONS = {
@@ -225,7 +223,7 @@ def main():
                         default='Pendulum-v1:32,HalfCheetah-v5:16',
                         help='comma-separated env_id:batch_size')
     parser.add_argument('--steps', type=_positive, default=3000, help='measured batch steps')
-    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    parser.add_argument('--outdir', default=reporting.results_dir(__file__))
     args = parser.parse_args()
     load_before = os.getloadavg()
     report = [

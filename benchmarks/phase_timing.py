@@ -18,8 +18,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 # Environment steps of one training phase per config: one evaluation each.
 PHASE_STEPS = {'pendulum': 5120, 'cartpole': 5120, 'cheetah': 10240}
 

@@ -25,25 +25,22 @@ Prints markdown tables.
 import argparse
 import os
 import platform
-import sys
 import time
 
 import gymnasium
 import numpy as np
+import ray
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-import ray  # noqa: E402
-
-from agents.tools import batch_env  # noqa: E402
-from agents.tools import ray_env  # noqa: E402
-from agents.tools import wrappers  # noqa: E402
+from agents.tools import batch_env
+from agents.tools import ray_env
+from agents.tools import wrappers
 
 try:
-    from agents.tools import parallel_batch_env  # noqa: E402
+    from agents.tools import parallel_batch_env
 except ImportError:
     parallel_batch_env = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LOCAL_PROCESSES = 'BatchEnv (ExternalProcess)'
 IN_PROCESS = 'BatchEnv (in-process)'

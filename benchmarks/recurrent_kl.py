@@ -19,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'recurrent_kl')
+import reporting
+
+RESULTS = reporting.results_dir(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The pendulum config with a GRU policy on chunked whole episodes.

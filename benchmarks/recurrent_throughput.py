@@ -16,9 +16,9 @@ import tempfile
 import time
 
 import numpy as np
+import reporting
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results',
-                       'recurrent_throughput')
+RESULTS = reporting.results_dir(__file__)
 
 # Each recurrent config, with the feed-forward config it is compared with.
 PAIRS = (('pendulum_novel', 'pendulum'), ('cartpole_novel', 'cartpole'))

@@ -9,6 +9,16 @@ import sys
 import gymnasium
 
 
+def results_dir(script):
+    """The directory of a benchmark script's results: benchmarks/results/<script name>/.
+
+    Args:
+      script: The script's path, its `__file__`.
+    """
+    name = os.path.splitext(os.path.basename(script))[0]
+    return os.path.join(os.path.dirname(os.path.abspath(script)), 'results', name)
+
+
 def run_record(load_before, load_after=None):
     """The command line, the date and the machine of this run, for a results file.
 

@@ -12,7 +12,7 @@ same seed both give the same numbers, since `VectorEnv` returns exactly what
 Usage:
   python benchmarks/torch_ppo.py [--env CartPole-v1] [--steps 100000]
       [--vector ours|sync] [--backend parallel] [--num_envs 8] [--seed 0]
-      [--out benchmarks/results/torch_ppo_cartpole.json]
+      [--out benchmarks/results/torch_ppo/torch_ppo_cartpole.json]
 """
 
 import argparse
@@ -28,9 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents import tools  # noqa: E402  (needs the path above)
+from agents import tools
 
 
 def make_env(env_id, gamma):

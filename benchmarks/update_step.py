@@ -29,7 +29,8 @@ Usage:
 
     python benchmarks/update_step.py [--parts mechanism,ppo]
         [--configs pendulum,cartpole,cheetah] [--variants function,inline,xla,eigen]
-        [--repeats 2] [--phases 4] [--out benchmarks/results/update_step.md]
+        [--repeats 2] [--phases 4] [--out
+        benchmarks/results/update_step/update_step.md]
 """
 
 import json

@@ -17,27 +17,26 @@ overhead is our stack's time minus the raw environment's.
 
 Usage:
   python benchmarks/wrapper_overhead.py [--configs pendulum,cartpole,cheetah]
-      [--steps 20000] [--repeats 5] [--outdir benchmarks/results] [--title T] [--append]
+      [--steps 20000] [--repeats 5] [--outdir benchmarks/results/wrapper_overhead]
+      [--title T] [--append]
 
 Prints a markdown table of microseconds per step and writes it to
 wrapper_overhead.md in --outdir (or adds it there, with --append). The
-script measures the code of the checkout it sits in.
+script measures the installed `agents` package (or the one on PYTHONPATH).
 """
 
 import argparse
 import datetime
 import os
 import platform
-import sys
 import time
 
 import gymnasium as gym
 import numpy as np
+import reporting
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from agents.scripts import environments  # noqa: E402  (needs the path above)
-from agents.scripts import utility  # noqa: E402
+from agents.scripts import environments
+from agents.scripts import utility
 
 BUILDS = ('raw env', 'gym.make', 'our stack')
 
@@ -114,7 +113,7 @@ def main():
     parser.add_argument('--configs', default='pendulum,cartpole,cheetah')
     parser.add_argument('--steps', type=int, default=20000)
     parser.add_argument('--repeats', type=int, default=5)
-    parser.add_argument('--outdir', default=os.path.join(os.path.dirname(__file__), 'results'))
+    parser.add_argument('--outdir', default=reporting.results_dir(__file__))
     parser.add_argument('--title', default='Wrapper overhead', help='Heading of the table.')
     parser.add_argument(
         '--append', action='store_true',

@@ -61,7 +61,7 @@ def parse_flags(argv):
         exit_with(
             f'Unexpected argument {arguments[1]!r}: flags start with "--" (see --help), and '
             f'config keys such as steps are set in a config function '
-            f'(--config=module:function, see the README\'s Configurations).')
+            f'(--config=module:function, see docs/training.md).')
     return arguments
 
 

@@ -3,8 +3,8 @@
 `RunConfig` declares the keys of a run (task, budget, environments); the
 chosen algorithm and network add the keys of their registry entries
 (`agents.algorithms.ppo.config.PPOConfig`, `agents.scripts.networks.NetworkConfig`).
-`python -m agents.scripts.config_schema` prints the tables of all keys, as in the
-README.
+`python -m agents.scripts.config_schema > docs/configs.md` writes the reference
+page of all keys; a test checks that the committed page matches the schemas.
 """
 
 from collections.abc import Callable
@@ -75,13 +75,35 @@ def make(values, source='config'):
     return tools.AttrDict(schema.check(RunConfig, values, registry.REGISTRY, source))
 
 
+_REFERENCE_INTRODUCTION = """\
+# Config keys
+
+<!-- Generated from the schemas by `python -m agents.scripts.config_schema >
+docs/configs.md`; agents/scripts/config_schema_test.py checks that it matches. -->
+
+Every key a training configuration may set, with its type, default, range and
+meaning. A config function (`agents/scripts/configs.py`, or your own) returns
+a dict of these keys; the run's keys are declared in
+`agents/scripts/config_schema.py`, PPO's in `agents/algorithms/ppo/config.py`
+and the built-in networks' in `agents/scripts/networks.py`. A network or
+algorithm of your own adds the keys of its registry entry. An unknown key, a
+wrong type or a value out of range is refused before the run starts
+([training.md](training.md#configs)).
+"""
+
+
 def markdown_tables():
     """Markdown tables of the keys of a run, of PPO and of the built-in networks."""
     sections = (
         ('Run', RunConfig), ('PPO', ppo_config.PPOConfig),
         ('Network', networks.NetworkConfig))
     return '\n\n'.join(
-        f'{title} keys:\n\n{schema.markdown_table(keys)}' for title, keys in sections)
+        f'## {title} keys\n\n{schema.markdown_table(keys)}' for title, keys in sections)
+
+
+def reference_page():
+    """The text of docs/configs.md: an introduction and the tables of every key."""
+    return f'{_REFERENCE_INTRODUCTION}\n{markdown_tables()}\n'
 
 
 def _check_environment_id(env):
@@ -100,4 +122,4 @@ def _check_environment_id(env):
 
 
 if __name__ == '__main__':
-    print(markdown_tables())
+    print(reference_page(), end='')

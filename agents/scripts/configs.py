@@ -147,7 +147,7 @@ def ant():
     than 1.0. With the wide noise the greedy policy scored below 250 for the
     first 250k steps and 982 at 1M steps; with the narrow one it scores about
     1,000 from the first evaluation and 1,914 at 1M (means of 3 seeds; the
-    wide noise's runs are kept under benchmarks/results/ablations).
+    wide noise's runs are kept under benchmarks/results/learning/ablations).
     """
     return _mujoco(
         'Ant-v5', policy_layers=(64, 64), value_layers=(64, 64), activation='tanh',

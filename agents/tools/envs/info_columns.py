@@ -3,7 +3,7 @@
 Many tasks, the MuJoCo ones among them, return an info dict of a few scalars at
 every step, with the same keys each time. Sent from a worker process to the
 parent, such dicts cost a pickle and an unpickle per step, which measured a
-fifth of a batch step of HalfCheetah (benchmarks/results/env_throughput.md).
+fifth of a batch step of HalfCheetah (benchmarks/results/env_throughput/env_throughput.md).
 Where the infos of a step share one schema (the same keys, in the same order,
 with values of the same scalar types), the worker writes each value into the
 shared array of its key, in the row of its environment, and the parent builds

@@ -127,7 +127,7 @@ class SpinBudget:
     well for as many waits. An idle machine still shows a sign now and then (a
     timer or a daemon takes the core for a moment); a fixed long pause after
     each kept the workers of `ParallelBatchEnv` from polling most of the time
-    (benchmarks/results/env_throughput.md). A machine whose cores other
+    (benchmarks/results/env_throughput/env_throughput.md). A machine whose cores other
     programs want shows signs at most waits, and polling stays off.
     """
 
