@@ -62,10 +62,11 @@ def main(argv):
             registry.import_modules(FLAGS.register)
             dimensions = search_space.resolve(
                 space or None, FLAGS.config, FLAGS.space and f'space file {FLAGS.space}')
-            steps = FLAGS.steps or int(utility.make_config(FLAGS.config).steps)
+            base = utility.make_config(FLAGS.config)
             settings = dict(
-                config=FLAGS.config, steps=steps, seeds=[int(seed) for seed in FLAGS.seeds],
-                last_evals=FLAGS.last_evals,
+                config=FLAGS.config, steps=FLAGS.steps or int(base.steps),
+                seeds=[int(seed) for seed in FLAGS.seeds], last_evals=FLAGS.last_evals,
+                report_every=base.eval_every,
                 space={dimension.key: dimension.spec() for dimension in dimensions},
                 command=command)
             _make_directory(logdir)

@@ -1,7 +1,8 @@
 """What a tuning study found: the table of its trials and its best config as a config function.
 
 `write(logdir, study, dimensions)` writes `trials.md` and `trials.json` (every
-trial: state, score, the evaluation it reached, its sampled keys, its runs)
+trial: state, score, the steps it reached, its sampled keys, its runs'
+evaluations)
 and, once a trial completed, `best_config.py`: a config function that calls
 the base config and overrides the searched keys with the best trial's values,
 to paste into a module of configs and train with `--config=module:function`.
@@ -33,9 +34,9 @@ def rows(study, dimensions):
 
     Returns:
       List of dicts with `trial`, `state`, `score` (the trial's value; a pruned
-      trial's last evaluation; None), `step` (of its last evaluation, counted
-      over its runs), `seed_scores`, `config` (the sampled keys' values),
-      `runs` and `error`.
+      trial's last reported score; None), `steps` (trained by its last report,
+      counted over its runs), `seed_scores`, `config` (the sampled keys'
+      values), `evaluations` (of each run, `[step, score]` lists) and `error`.
     """
     result = []
     for trial in study.get_trials(deepcopy=False):
@@ -44,11 +45,12 @@ def rows(study, dimensions):
             score = trial.intermediate_values[max(trial.intermediate_values)]
         result.append(dict(
             trial=trial.number, state=_STATES[trial.state], score=score,
-            step=max(trial.intermediate_values, default=None),
+            steps=max(trial.intermediate_values, default=None),
             seed_scores=trial.user_attrs.get('seed_scores'),
             config={dimension.key: dimension.value(trial.params[dimension.key])
                     for dimension in dimensions if dimension.key in trial.params},
-            runs=trial.user_attrs.get('runs', []), error=trial.user_attrs.get('error')))
+            evaluations=trial.user_attrs.get('evaluations', {}),
+            error=trial.user_attrs.get('error')))
     return result
 
 
@@ -57,7 +59,7 @@ def markdown(table, dimensions):
     best = _best(table)
     keys = [dimension.key for dimension in dimensions]
     lines = [
-        '| trial | state | score | last eval step | ' + ' | '.join(keys) + ' |',
+        '| trial | state | score | steps | ' + ' | '.join(keys) + ' |',
         '|---:|---|---:|---:|' + '---|' * len(keys)]
     for row in table:
         number = f'**{row["trial"]}**' if best and row is best else str(row['trial'])
@@ -66,7 +68,7 @@ def markdown(table, dimensions):
                   for key in keys]
         lines.append(
             f'| {number} | {state.replace("|", "/")} | {_format_score(row["score"])} | '
-            f'{"" if row["step"] is None else row["step"]} | ' + ' | '.join(values) + ' |')
+            f'{"" if row["steps"] is None else row["steps"]} | ' + ' | '.join(values) + ' |')
     return '\n'.join(lines)
 
 

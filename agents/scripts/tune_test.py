@@ -14,6 +14,7 @@ import pytest
 
 from agents.scripts import configs
 from agents.scripts import search_space
+from agents.scripts import tune_report
 from agents.scripts import tune_study
 from agents.scripts import tune_worker
 from agents.scripts import utility
@@ -41,7 +42,7 @@ SPACE = {
 def _settings(**changes):
     dimensions = search_space.resolve(SPACE, CONFIG)
     settings = dict(
-        config=CONFIG, steps=200, seeds=[100], last_evals=1,
+        config=CONFIG, steps=200, seeds=[100], last_evals=1, report_every=100,
         space={dimension.key: dimension.spec() for dimension in dimensions},
         command='python -m agents.scripts.tune ...')
     settings.update(changes)
@@ -69,7 +70,9 @@ def test_trial_below_the_median_is_pruned_and_keeps_its_checkpoint(tmp_path):
     trial = tune_study.open_study(str(tmp_path)).trials[1]
     assert trial.state == optuna.trial.TrialState.PRUNED
     assert list(trial.intermediate_values) == [100] and trial.intermediate_values[100] < 0
-    run = tmp_path / trial.user_attrs['runs'][0]
+    [(name, evaluations)] = trial.user_attrs['evaluations'].items()
+    assert evaluations == [[100, trial.intermediate_values[100]]]
+    run = tmp_path / name
     assert run.name == f'trial0001_seed100-{__name__}.tiny_pendulum'
     assert (run / 'model.ckpt-100.index').exists()
     config = utility.load_config(str(run))  # An ordinary run that train.py resumes.
@@ -93,6 +96,34 @@ def test_study_resumes_only_with_its_settings_and_one_command_at_a_time(tmp_path
                 pass
     with tune_study.command_lock(str(tmp_path)):  # Free again.
         pass
+
+
+def test_best_config_of_a_shipped_config_calls_it_and_overrides_the_searched_keys():
+    study = optuna.create_study(direction='maximize')
+    study.set_user_attr('settings', _settings(config='pendulum', seeds=[100, 101]))
+    distributions = dict(
+        learning_rate=optuna.distributions.FloatDistribution(1e-4, 1e-2, log=True),
+        policy_layers=optuna.distributions.CategoricalDistribution(['[16]', '[32]']))
+    for value, learning_rate in ((-300.0, 2.345678e-3), (-150.0, 1.234567e-3)):
+        study.add_trial(optuna.trial.create_trial(
+            params=dict(learning_rate=learning_rate, policy_layers='[32]'),
+            distributions=distributions, value=value, intermediate_values={200: value}))
+    study.add_trial(optuna.trial.create_trial(
+        params=dict(learning_rate=1e-4, policy_layers='[16]'), distributions=distributions,
+        state=optuna.trial.TrialState.PRUNED, intermediate_values={100: -900.0}))
+    dimensions = search_space.resolve(SPACE, 'pendulum')
+    table = tune_report.rows(study, dimensions)
+    assert [(row['trial'], row['state'], row['score']) for row in table] == [
+        (0, 'complete', -300.0), (1, 'complete', -150.0), (2, 'pruned', -900.0)]
+    assert tune_report.markdown(table, dimensions).splitlines()[2:] == [
+        '| 0 | complete | -300.0 | 200 | 0.00235 | (32,) |',
+        '| **1** | complete | -150.0 | 200 | 0.00123 | (32,) |',
+        '| 2 | pruned | -900.0 | 100 | 0.0001 | (16,) |']
+    namespace = {}
+    exec(tune_report.best_config(study, table), namespace)
+    config = namespace['pendulum_tuned']()
+    assert config == dict(configs.pendulum(), learning_rate=0.00123, policy_layers=(32,))
+    assert 'Tuned at 200 steps on seeds 100, 101' in namespace['pendulum_tuned'].__doc__
 
 
 def _tune(logdir, *flags, interrupt_on=None, environ=None):
@@ -146,8 +177,8 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
         f'trial0001_seed7-{__name__}.tiny_pendulum', 'trials.json', 'trials.lock', 'trials.md',
         'tune.lock']
     table = (tmp_path / 'study' / 'trials.md').read_text()
-    assert table.startswith('| trial | state | score | last eval step | learning_rate | '
-                            'policy_layers |\n')
+    assert table.startswith(
+        '| trial | state | score | steps | learning_rate | policy_layers |\n')
     assert table in '\n'.join(lines) + '\n'
     best = study.best_trial
     assert f'| **{best.number}** | complete | {best.value:.1f} | 400 |' in table

@@ -9,10 +9,10 @@ number; then it starts new trials while the study has fewer than its number.
 
 A trial trains one ordinary run per tuning seed, one after the other, in the
 run directory `<study>/trial<NNNN>_seed<S>-<config>`, which TensorBoard shows
-and `train.py --timestamp=trial<NNNN>_seed<S>` resumes. Each evaluation's
-score is reported to the trial at the step the trial has trained for over all
-its runs so far, and the pruner may stop the trial there. A trial's score is
-the mean over its seeds of the mean of each run's last `last_evals`
+and `train.py --timestamp=trial<NNNN>_seed<S>` resumes. Evaluation scores are
+reported to the trial at the multiples of the study's `report_every` steps,
+counted over its runs, and the pruner may stop the trial there. A trial's
+score is the mean over its seeds of the mean of each run's last `last_evals`
 evaluations.
 """
 
@@ -70,18 +70,34 @@ def run(job):
     dimensions = search_space.resolve(settings['space'], settings['config'])
     with interrupts.raised_on():
         while True:
-            trial, reported = _next_trial(study, job)
+            trial, record = _next_trial(study, job)
             if trial is None:
                 return
-            _run_trial(study, trial, reported, job, settings, dimensions)
+            _run_trial(study, trial, record, job, settings, dimensions)
+
+
+class _Record:
+    """What a trial did so far: the steps it reported, and each run's evaluations.
+
+    The evaluations are kept in the trial's user attribute `evaluations`, a
+    dict of run directory name to its list of `[step, score]`.
+    """
+
+    def __init__(self, frozen=None):
+        self.reported = set(frozen.intermediate_values) if frozen else set()
+        # Copied: the study's trials are shared with its storage's cache.
+        self.evaluations = {
+            run: [list(each) for each in evaluations]
+            for run, evaluations in (frozen.user_attrs.get('evaluations', {}) if frozen else {}
+                                     ).items()}
 
 
 def _next_trial(study, job):
     """The next trial of this command's workers: an unfinished one first, else a new one.
 
     Returns:
-      Tuple of the trial and a dict of the scores it reported by step; (None,
-      None) if the study has its number of trials.
+      Tuple of the trial and its `_Record`; (None, None) if the study has its
+      number of trials.
     """
     with tune_study.trials_lock(job['logdir']):
         trials = study.get_trials(deepcopy=False)
@@ -93,19 +109,19 @@ def _next_trial(study, job):
                 trial = optuna.trial.Trial(study, frozen._trial_id)
                 trial.set_user_attr('command', job['command'])
                 print(f'Continuing trial {trial.number}.', flush=True)
-                return trial, dict(frozen.intermediate_values)
+                return trial, _Record(frozen)
         started = sum(frozen.state != optuna.trial.TrialState.WAITING for frozen in trials)
         if started >= job['trials']:
             return None, None
         trial = study.ask()
         trial.set_user_attr('command', job['command'])
-        return trial, {}
+        return trial, _Record()
 
 
-def _run_trial(study, trial, reported, job, settings, dimensions):
+def _run_trial(study, trial, record, job, settings, dimensions):
     """Train the trial's runs and tell the study how it ended."""
     try:
-        score = _train_trial(trial, reported, job, settings, dimensions)
+        score = _train_trial(trial, record, job, settings, dimensions)
     except optuna.TrialPruned:
         print(f'Trial {trial.number} pruned.', flush=True)
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
@@ -123,7 +139,7 @@ def _run_trial(study, trial, reported, job, settings, dimensions):
               f'{study.best_trial.number}, {study.best_value:.1f}.', flush=True)
 
 
-def _train_trial(trial, reported, job, settings, dimensions):
+def _train_trial(trial, record, job, settings, dimensions):
     """Train one run per tuning seed with the trial's sampled keys; the trial's score.
 
     Raises:
@@ -131,14 +147,13 @@ def _train_trial(trial, reported, job, settings, dimensions):
     """
     overrides = {dimension.key: dimension.sample(trial) for dimension in dimensions}
     overrides['steps'] = settings['steps']
-    runs, scores = [], []
+    scores = []
     for index, seed in enumerate(settings['seeds']):
-        offset = index * settings['steps']
         logdir, resume = _prepare_run(
             job['logdir'], settings['config'], f'trial{trial.number:04d}_seed{seed}',
             dict(overrides, seed=seed))
-        runs.append(os.path.basename(logdir))
-        trial.set_user_attr('runs', runs)
+        evaluations = record.evaluations.setdefault(os.path.basename(logdir), [])
+        trial.set_user_attr('evaluations', record.evaluations)
         config = utility.load_config(logdir)
         if job['env_timeout'] is not None:
             with config.unlocked():
@@ -151,17 +166,41 @@ def _train_trial(trial, reported, job, settings, dimensions):
                     continue
                 print(f'Trial {trial.number}, seed {seed}: step {result.step}, score '
                       f'{result.score:.1f}.', flush=True)
-                if offset + result.step not in reported:
-                    trial.report(result.score, offset + result.step)
-                    reported[offset + result.step] = result.score
-                finished = offset + result.step >= len(settings['seeds']) * settings['steps']
-                if not finished and trial.should_prune():
+                # A run resumed from an older checkpoint evaluates those steps again.
+                evaluations[:] = [each for each in evaluations if each[0] < result.step]
+                evaluations.append([result.step, result.score])
+                trial.set_user_attr('evaluations', record.evaluations)
+                reported = _report(trial, record, settings, index, result)
+                finished = index + 1 == len(settings['seeds']) and (
+                    result.step >= settings['steps'])
+                if reported and not finished and trial.should_prune():
                     raise optuna.TrialPruned()
-        evaluations = [score for step, score in sorted(reported.items())
-                       if offset < step <= offset + settings['steps']]
-        scores.append(float(np.mean(evaluations[-settings['last_evals']:])))
+        scores.append(float(np.mean(
+            [score for _, score in evaluations[-settings['last_evals']:]])))
     trial.set_user_attr('seed_scores', scores)
     return float(np.mean(scores))
+
+
+def _report(trial, record, settings, index, result):
+    """Report an evaluation to the trial at the points of the study's grid it reached.
+
+    Runs of different trials evaluate at different steps (whole rounds of
+    collection of their own sizes), while the pruner compares trials at equal
+    steps. So the score of an evaluation is reported at each multiple of
+    `report_every` (and at the run's last step) that it is the first
+    evaluation at or after, counting the steps of the trial's earlier runs.
+
+    Returns:
+      Whether it reported at a point.
+    """
+    steps, every = settings['steps'], settings['report_every']
+    points = [point for point in [*range(every, steps, every), steps] if point <= result.step]
+    new = [index * steps + point for point in points
+           if index * steps + point not in record.reported]
+    for step in new:
+        trial.report(result.score, step)
+        record.reported.add(step)
+    return bool(new)
 
 
 def _prepare_run(base, config_name, timestamp, overrides):
