@@ -11,6 +11,7 @@ to paste into a module of configs and train with `--config=module:function`.
 import json
 import math
 import os
+import textwrap
 
 import optuna
 
@@ -92,18 +93,23 @@ def best_config(study, table):
     seeds = ', '.join(map(str, settings['seeds']))
     overrides = ''.join(
         f'        {key}={_python(value)},\n' for key, value in sorted(best['config'].items()))
+    command = '\n'.join(textwrap.wrap(
+        settings['command'], 88, initial_indent='    ', subsequent_indent='        ',
+        break_long_words=False, break_on_hyphens=False))
     return (
-        f'"""The best trial of the tuning study: {settings["config"]} with its searched keys.\n'
+        f'"""The best trial of a tuning study, as a config function.\n'
         f'\n'
-        f'Study: {settings["command"]}\n'
+        f'The study of the config {settings["config"]}:\n'
+        f'\n'
+        f'{command}\n'
         f'"""\n'
         f'\n'
         f'{importing}\n'
         f'\n'
         f'\n'
         f'def {function}_tuned():\n'
-        f'    """{function} with the keys of trial {best["trial"]}: score '
-        f'{best["score"]:.1f}, seeds {seeds}.\n'
+        f'    """The {function} config with the keys of trial {best["trial"]} '
+        f'(score {best["score"]:.1f}).\n'
         f'\n'
         f'    Tuned at {settings["steps"]:,} steps on seeds {seeds}; report results of other '
         f'seeds.\n'

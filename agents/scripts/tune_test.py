@@ -119,8 +119,14 @@ def test_best_config_of_a_shipped_config_calls_it_and_overrides_the_searched_key
         '| 0 | complete | -300.0 | 200 | 0.00235 | (32,) |',
         '| **1** | complete | -150.0 | 200 | 0.00123 | (32,) |',
         '| 2 | pruned | -900.0 | 100 | 0.0001 | (16,) |']
+    source = tune_report.best_config(study, table)
+    lint = subprocess.run(
+        [sys.executable, '-m', 'ruff', 'check', '--no-cache', '--stdin-filename',
+         'my_configs.py', '-'], input=source, capture_output=True, text=True,
+        cwd=os.path.join(os.path.dirname(__file__), '..', '..'))
+    assert lint.returncode == 0, lint.stdout  # Pasted into a linted module, it passes.
     namespace = {}
-    exec(tune_report.best_config(study, table), namespace)
+    exec(source, namespace)
     config = namespace['pendulum_tuned']()
     assert config == dict(configs.pendulum(), learning_rate=0.00123, policy_layers=(32,))
     assert 'Tuned at 200 steps on seeds 100, 101' in namespace['pendulum_tuned'].__doc__
