@@ -110,6 +110,7 @@ def _run(job, lock):
     if FLAGS.jobs == 1:
         tune_worker.run(job)
         return
+    job = dict(job, parent=os.getpid())
     workers = [
         subprocess.Popen(
             [sys.executable, '-m', 'agents.scripts.tune_worker', json.dumps(job)],

@@ -49,7 +49,8 @@ def run(job):
       job: Dict of what the command asks: `logdir`, `command` (an id of the
         command, marking the trials its workers took), `trials`,
         `startup_trials`, `prune`, `prune_after`, `env_backend`,
-        `backend_options`, `env_timeout` (or None) and `register`.
+        `backend_options`, `env_timeout` (or None), `register`, and for a
+        worker process, `parent`, the process id of the command.
 
     Raises:
       KeyboardInterrupt: On Ctrl-C or SIGTERM, once the current run stored a
@@ -99,6 +100,8 @@ def _next_trial(study, job):
       Tuple of the trial and its `_Record`; (None, None) if the study has its
       number of trials.
     """
+    if job.get('parent') and os.getppid() != job['parent']:
+        return None, None  # The command was killed: its workers stop after their trials.
     with tune_study.trials_lock(job['logdir']):
         trials = study.get_trials(deepcopy=False)
         for frozen in trials:
