@@ -129,8 +129,9 @@ def _run_trial(study, trial, record, job, settings, dimensions):
         print(f'Trial {trial.number} pruned.', flush=True)
         study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     except (ConfigError, tf.errors.OpError) as error:
-        # A sampled config that the schema refuses, or a run that failed
-        # (diverged to NaN, or an environment raised), ends this trial only.
+        # A sampled config that the schema refuses, or a run that failed (an
+        # environment raised, or the graph found a value that is not finite),
+        # ends this trial only.
         message = graph_errors.summarize(error) if isinstance(error, tf.errors.OpError) else (
             str(error))
         trial.set_user_attr('error', message)
