@@ -82,6 +82,30 @@ def test_trial_below_the_median_is_pruned_and_keeps_its_checkpoint(tmp_path):
     assert config.policy_layers == {'[16]': (16,), '[32]': (32,)}[trial.params['policy_layers']]
 
 
+def whole_episodes():
+    """Tiny pendulum trials that collect whole episodes, with GAE."""
+    config = tiny_pendulum()
+    config.update(rollout_length=None, update_every=2, objective='kl_penalty')
+    return config
+
+
+def test_sampled_settings_that_the_schema_refuses_fail_the_trial_only(tmp_path):
+    space = dict(rollout_length=dict(choices=[None, 50]), gae_lambda=dict(choices=[None, 0.95]))
+    dimensions = search_space.resolve(space, f'{__name__}:whole_episodes')  # Each is valid.
+    tune_study.create_or_check(str(tmp_path), _settings(
+        config=f'{__name__}:whole_episodes',
+        space={dimension.key: dimension.spec() for dimension in dimensions}))
+    study = tune_study.open_study(str(tmp_path))
+    study.enqueue_trial(dict(rollout_length=50, gae_lambda=None))  # Together they are not.
+    tune_worker.run(_job(tmp_path, trials=1))
+    [trial] = tune_study.open_study(str(tmp_path)).trials
+    assert trial.state == optuna.trial.TrialState.FAIL
+    assert 'rollout_length needs gae_lambda' in trial.user_attrs['error']
+    assert not glob.glob(str(tmp_path / 'trial0*'))  # No run directory.
+    [row] = tune_report.rows(study, dimensions)
+    assert row['state'] == 'failed' and row['score'] is None
+
+
 def test_study_resumes_only_with_its_settings_and_one_command_at_a_time(tmp_path):
     assert not tune_study.create_or_check(str(tmp_path), _settings())
     assert tune_study.create_or_check(str(tmp_path), _settings(command='another'))
