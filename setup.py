@@ -45,10 +45,12 @@ setuptools.setup(
         'plot': ['matplotlib'],
         # SB3VecEnv, the Stable-Baselines3 face of the batch environments.
         'sb3': ['stable-baselines3>=2.0'],
+        # The tune command's studies: TPE sampling, pruning, storage in SQLite.
+        'tune': ['optuna>=3'],
         # The suite includes the lint (agents/style_test.py), hence ruff.
         'test': [
             'pytest', 'pytest-xdist', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0',
-            'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2'],
+            'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2', 'optuna>=3'],
         'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2'],
     },
     classifiers=[

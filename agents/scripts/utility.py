@@ -45,13 +45,19 @@ def load_config_function(name):
     return function
 
 
-def make_config(name):
+def make_config(name, overrides=None):
     """Build and validate the configuration `name` as a locked AttrDict.
+
+    Args:
+      name: Config function in configs.py, or `module:function`.
+      overrides: Dict of keys to set over those of the config function, checked
+        like them.
 
     Raises:
       ConfigError: If there is no such configuration or it is invalid.
     """
     values = load_config_function(name)()
+    values.update(overrides or {})
     # A config function is code the user runs: like Gymnasium, an env id
     # `module:EnvId` imports its module, which registers the id.
     try:

@@ -111,6 +111,39 @@ def check(schema, values, registry, source='config'):
     return checked
 
 
+def key_types(schema, values, registry):
+    """The type of every key that a configuration of these values has.
+
+    Args:
+      schema: Dataclass declaring the keys with `key`.
+      values: Mapping from key to value; the keys with a role choose the
+        registry entries whose schemas join.
+      registry: `registry.Registry` that resolves the keys with a role.
+
+    Returns:
+      Dict of every key of `schema` and of the chosen entries' schemas to its
+      type annotation.
+    """
+    schemas, types_ = [schema], {}
+    for current in schemas:  # Grows while chosen registry entries add their schemas.
+        hints = typing.get_type_hints(current)
+        for field in dataclasses.fields(current):
+            types_[field.name] = hints[field.name]
+            if _role(field):
+                value = values[field.name] if field.name in values else _default(field)
+                entry = registry.find(_role(field), value)
+                if entry and entry.keys and entry.keys not in schemas:
+                    schemas.append(entry.keys)
+    return types_
+
+
+def admits(annotation, kind):
+    """Whether the type `annotation` includes the plain type `kind`."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return kind in typing.get_args(annotation)
+    return annotation is kind
+
+
 def markdown_table(schema):
     """A Markdown table of a schema's keys: type, default, range and meaning."""
     hints = typing.get_type_hints(schema)
@@ -119,7 +152,7 @@ def markdown_table(schema):
         role = _role(field)
         kind = describe_type(hints[field.name])
         if role:
-            kind = f'str or {role} name' if _admits(hints[field.name], str) else f'{role} name'
+            kind = f'str or {role} name' if admits(hints[field.name], str) else f'{role} name'
         default = 'required' if _is_required(field) else f'`{_default(field)!r}`'
         rows.append(
             f'| `{field.name}` | {kind} | {default} | {_describe_bounds(field)} | '
@@ -163,7 +196,7 @@ def _check_field(field, schema, values, registry):
         found = registry.find(role, value)
         if found is not None:
             return found.value, found
-        if not (isinstance(value, str) and _admits(annotation, str)):
+        if not (isinstance(value, str) and admits(annotation, str)):
             raise ConfigError(f'{field.name}: {registry.unknown(role, value)}')
     try:
         value = _convert(value, annotation)
@@ -224,12 +257,6 @@ def _convert_scalar(value, annotation):
         return int(value)
     raise _Mismatch()
 
-
-def _admits(annotation, kind):
-    """Whether the type `annotation` includes the plain type `kind`."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return kind in typing.get_args(annotation)
-    return annotation is kind
 
 
 def _check_bounds(field, value):

@@ -144,3 +144,12 @@ def test_markdown_table_lists_every_key():
 def test_unknown_bounds_are_a_programming_error():
     with pytest.raises(TypeError, match='minimum'):
         key(1, 'A key.', minimum=0)
+
+
+def test_key_types_include_the_keys_of_the_chosen_entries(makers):
+    types = schema.key_types(ToyConfig, dict(steps=10), makers)
+    assert types['rate'] is float and types['layers'] == tuple[int, ...]
+    assert 'gadget_size' not in types  # The default maker declares no keys.
+    types = schema.key_types(ToyConfig, dict(steps=10, maker='make_gadget'), makers)
+    assert types['gadget_size'] is int
+    assert schema.admits(types['bounds'], type(None)) and not schema.admits(types['rate'], int)
