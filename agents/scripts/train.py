@@ -80,6 +80,8 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
     Checkpoints are stored in `logdir` after each evaluation, by wall time
     (`checkpoint_seconds`), and when training ends for any reason: done,
     interrupted (Ctrl-C, SIGTERM) or failed (an environment raised or died).
+    An evaluation that scores higher than all before it also stores the run's
+    best checkpoint, recorded in `best.json` (see `tools.checkpoints`).
     Called from a program of your own, training stops alike on Ctrl-C and on
     SIGTERM unless the program handles these signals itself (see
     `interrupts.raised_on`): it stores a checkpoint, closes the environments
@@ -126,7 +128,10 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
                 try:  # From here on, stopping for any reason stores a checkpoint.
                     logging.info(
                         'Training from step %d to %d.', sess.run(graph.step), int(config.steps))
-                    yield from loop.run(sess, store, int(config.steps))
+                    for result in loop.run(sess, store, int(config.steps)):
+                        if store and result.phase == 'eval':
+                            store.save_best(sess, result.step, result.score, result.score_std)
+                        yield result
                 except KeyboardInterrupt:
                     logging.info('Interrupted; storing a checkpoint before stopping.')
                     raise
@@ -202,7 +207,8 @@ def main(argv):
             backend, backend_options = command_line.backend_from_flags(FLAGS)
             with _removed_if_it_fails_without_checkpoint(logdir, not resume):
                 _train_with_progress(
-                    config, logdir, backend, backend_options, resume, FLAGS.checkpoint)
+                    config, logdir, backend, backend_options, resume,
+                    utility.resolve_checkpoint(logdir, FLAGS.checkpoint))
     except utility.ConfigError as error:
         command_line.exit_with(str(error))
     except KeyboardInterrupt:  # interrupts.Interrupted, or a backend's wait stopped by it.
@@ -237,7 +243,7 @@ def prepare_run(flag_values):
         if not resume:
             raise utility.ConfigError(
                 f'--checkpoint resumes a run, but there is no run {logdir} to resume.')
-        utility.check_checkpoint(flag_values.checkpoint)
+        utility.resolve_checkpoint(logdir, flag_values.checkpoint)
     config = utility.load_config(logdir) if resume else utility.make_config(flag_values.config)
     if flag_values.env_timeout is not None:
         with config.unlocked():
@@ -352,7 +358,8 @@ def define_flags():
         'and "_"; the current time if unset.')
     flags.DEFINE_string(
         'checkpoint', None, 'Resume the run from this checkpoint path prefix (such as '
-        '<run>/model.ckpt-10000) instead of the newest one that restores.')
+        '<run>/model.ckpt-10000), or from that of its best evaluation (best), instead of '
+        'the newest one that restores.')
     command_line.define_environment_flags()
     flags.mark_flag_as_required('logdir')
     flags.register_validator(

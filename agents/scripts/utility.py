@@ -312,6 +312,36 @@ def check_checkpoint(path):
             f'.index file without the extension.')
 
 
+def resolve_checkpoint(logdir, checkpoint):
+    """The checkpoint path prefix that `--checkpoint` names in the run `logdir`.
+
+    Args:
+      logdir: Directory of the run.
+      checkpoint: A checkpoint path prefix; 'best' for the checkpoint of the
+        run's best evaluation; or None.
+
+    Raises:
+      ConfigError: If there is no such checkpoint.
+
+    Returns:
+      The path prefix, or None if `checkpoint` is None.
+    """
+    if checkpoint != 'best':
+        if checkpoint is not None:
+            check_checkpoint(checkpoint)
+        return checkpoint
+    try:
+        best = checkpoints.read_best(logdir)
+    except checkpoints.CheckpointError as error:
+        raise ConfigError(f'{error} Pass --checkpoint=<path prefix> instead.') from None
+    if best is None:
+        raise ConfigError(
+            f'The run {logdir} has no best checkpoint ({checkpoints.BEST}): runs keep one from '
+            f'their first evaluation on. Pass --checkpoint=<path prefix> instead.')
+    check_checkpoint(best['checkpoint'])
+    return best['checkpoint']
+
+
 def initialize_variables(sess, store, checkpoint=None, resume=False):
     """Initialize all variables, then restore a checkpoint when resuming.
 

@@ -133,7 +133,8 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
       outdir: Directory for the videos and `stats.json`.
       num_agents: Environments to run in parallel; at most `num_episodes` are used.
       num_episodes: Number of episodes to record.
-      checkpoint: Checkpoint path prefix to restore; the newest of the run if None.
+      checkpoint: Checkpoint path prefix to restore; 'best' for that of the run's best
+        evaluation; the newest of the run if None.
       env_backend: Where environments run, see `utility.define_batch_env`.
       backend_options: Dict of options for the environment backend.
 
@@ -193,9 +194,7 @@ def _load_run(logdir, checkpoint):
             raise utility.ConfigError(
                 f'No checkpoint in {logdir}: train the run until it stores one, or pass '
                 f'--checkpoint=<path prefix such as {logdir}/model.ckpt-1000>.')
-    else:
-        utility.check_checkpoint(checkpoint)
-    return config, checkpoint
+    return config, utility.resolve_checkpoint(logdir, checkpoint)
 
 
 def _recording_environment(config, index, outdir, episode_numbers):
@@ -256,7 +255,8 @@ def _define_flags():
     flags.DEFINE_integer('num_agents', 1, 'Environments to run in parallel.', lower_bound=1)
     flags.DEFINE_integer('num_episodes', 5, 'Number of episodes to record.', lower_bound=1)
     flags.DEFINE_string(
-        'checkpoint', None, 'Checkpoint path prefix to restore; the newest of the run if unset.')
+        'checkpoint', None, 'Checkpoint path prefix to restore, or best for that of the '
+        "run's best evaluation; the newest of the run if unset.")
     command_line.define_environment_flags()
     flags.mark_flags_as_required(['logdir', 'outdir'])
 

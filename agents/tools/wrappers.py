@@ -104,6 +104,16 @@ class RangeNormalize(gymnasium.Wrapper):
         if self._action_range:
             self.action_space = _unit_box(env.action_space.shape)
 
+    @property
+    def observ_range(self):
+        """Float64 arrays `(low, high - low)` of the observations mapped, or None."""
+        return self._observ_range
+
+    @property
+    def action_range(self):
+        """Float64 arrays `(low, high - low)` of the actions mapped, or None."""
+        return self._action_range
+
     def step(self, action):
         observ, reward, terminated, truncated, info = self.env.step(self.action(action))
         return self.observation(observ), reward, terminated, truncated, info

@@ -62,6 +62,39 @@ _UPDATE_METRICS = (
     'clip_fraction', 'gradient_norm', 'skipped_updates')
 
 
+class Policy:
+    """The acting part of PPO: its observation normalizer and its network.
+
+    PPO acts through it, and so does the export of a trained policy
+    (`agents.scripts.serving`): built at the top of a graph, its variables
+    have the names under which PPO's checkpoints store them.
+
+    Args:
+      config: The configuration; its `network` is called with it.
+      action_space: Action space the network acts in.
+      observ_template: Tensor of the shape of one observation.
+    """
+
+    def __init__(self, config, action_space, observ_template):
+        self.observ_filter = parts.StreamingNormalize(
+            observ_template, center=True, scale=True, clip=5, name='normalize_observ')
+        self.network = tf.compat.v1.make_template(
+            'network', functools.partial(config.network, config, action_space))
+
+    def step(self, observ, state=None):
+        """The network's output on one step of a batch of observations.
+
+        Args:
+          observ: Tensor `[batch, ...]` of observations, not normalized.
+          state: The network's state before the step; zeros if None.
+
+        Returns:
+          `NetworkOutput` whose policy and value have the shape `[batch, 1]`.
+        """
+        normalized = self.observ_filter.transform(observ)
+        return self.network(normalized[:, None], tf.ones(tf.shape(observ)[0], tf.int32), state)
+
+
 class PPO:
     """BatchPPO: the algorithm interface of `tools.simulate`, learning in the graph."""
 
@@ -88,14 +121,13 @@ class PPO:
         self._config = config
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
-        self._observ_filter = parts.StreamingNormalize(
-            batch_env.observ[0], center=True, scale=True, clip=5, name='normalize_observ')
+        self._policy = Policy(config, batch_env.action_space, batch_env.observ[0])
+        self._observ_filter = self._policy.observ_filter
         scale_rewards = config.reward_normalization != 'none'
         self._reward_filter = parts.StreamingNormalize(
             batch_env.reward[0], center=False, scale=scale_rewards,
             clip=10 if scale_rewards else 0, name='normalize_reward')
-        self._network = tf.compat.v1.make_template(
-            'network', functools.partial(config.network, config, batch_env.action_space))
+        self._network = self._policy.network
         # Running the network once creates its variables and tells the structure
         # of its recurrent state and of its policy parameters.
         output = self._network(
@@ -174,11 +206,9 @@ class PPO:
           Tuple of the actions and a summary string tensor.
         """
         with tf.name_scope('perform'):
-            normalized_observ = self._observ_filter.transform(observ)
             state = nested.map(
                 lambda variable: tf.gather(variable, agent_indices), self._last_state)
-            output = self._network(
-                normalized_observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32), state)
+            output = self._policy.step(observ, state)
             action = tf.where(self._is_training, output.policy.sample(), output.policy.mode())
             log_prob = output.policy.log_prob(action)[:, 0]
             action = action[:, 0]

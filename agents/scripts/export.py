@@ -1,0 +1,111 @@
+r"""Export the policy of a training run so that it acts with TensorFlow alone.
+
+Command line:
+
+    python -m agents.scripts.export --logdir=/path/to/logdir/<timestamp>-<config> \
+        --outdir=/path/to/policy
+
+writes a SavedModel of the policy of the run's newest checkpoint (or
+`--checkpoint`, `best` for that of its best evaluation) into `--outdir`, a
+TFLite file `policy.tflite` beside it for feed-forward policies, and
+`export.json`, which names the checkpoint, the environment and the signatures.
+The model takes observations as the Gymnasium environment returns them and
+returns actions ready for its `step`; see `agents.scripts.serving` and
+docs/deployment.md.
+"""
+
+import glob
+import os
+
+# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
+# package logs a harmless error that it found no CUDA driver.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+
+from absl import app  # noqa: E402
+from absl import flags  # noqa: E402
+from absl import logging  # noqa: E402
+
+from agents.scripts import command_line  # noqa: E402
+from agents.scripts import lazy_import  # noqa: E402
+
+# Loaded after the flags are checked: bad input is reported at once instead of
+# after seconds of importing TensorFlow.
+registry = lazy_import.module('agents.scripts.registry')
+serving = lazy_import.module('agents.scripts.serving')
+utility = lazy_import.module('agents.scripts.utility')
+
+FORMATS = ('saved_model', 'tflite')
+
+
+def check_paths(logdir, outdir, force):
+    """Check the run and output directories before TensorFlow loads.
+
+    Returns:
+      A line saying what to fix, or None.
+    """
+    if not os.path.isfile(os.path.join(logdir, 'config.yaml')):
+        return (f'No config.yaml in {logdir}: pass --logdir=the directory of one run, such as '
+                f'<logdir>/<timestamp>-<config>.')
+    if not glob.glob(os.path.join(glob.escape(logdir), '*.index')):
+        return f'No checkpoint in {logdir}: train the run until it stores one.'
+    if os.path.exists(outdir) and not force:
+        return f'{outdir} exists: pass --force to replace it, or another --outdir.'
+    existing = os.path.dirname(os.path.abspath(outdir))
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not (os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK)):
+        return (f'Cannot write to {existing}: it is not a directory you can write to. Pass an '
+                f'--outdir you can write to.')
+    return None
+
+
+def main(argv):
+    """Export as the flags say; exit with one line saying what to fix."""
+    del argv  # Unused.
+    logging.set_verbosity(logging.INFO)
+    logdir, outdir = os.path.expanduser(FLAGS.logdir), os.path.expanduser(FLAGS.outdir)
+    problem = check_paths(logdir, outdir, FLAGS.force)
+    if problem:
+        command_line.exit_with(problem)
+    checkpoint = FLAGS.checkpoint
+    if checkpoint and checkpoint != 'best':
+        checkpoint = os.path.expanduser(checkpoint)
+    try:
+        registry.import_modules(FLAGS.register)
+        config = utility.load_config(logdir)
+        description = serving.export(
+            config, logdir, outdir, utility.resolve_checkpoint(logdir, checkpoint),
+            FLAGS.format, FLAGS.force)
+    except utility.ConfigError as error:
+        command_line.exit_with(str(error))
+    print(f'Exported {description["checkpoint"]} ({", ".join(description["formats"])}) '
+          f'to {outdir}.')
+
+
+def define_flags():
+    """Define the command line flags; only when run as a script."""
+    flags.DEFINE_string('logdir', None, 'Run directory holding config.yaml and checkpoints.')
+    flags.DEFINE_string(
+        'outdir', None, 'Directory to write the SavedModel, policy.tflite and export.json to.')
+    flags.DEFINE_string(
+        'checkpoint', None, "Checkpoint path prefix to export, or best for that of the run's "
+        'best evaluation; the newest of the run that restores if unset.')
+    flags.DEFINE_list(
+        'format', None, 'Formats to write, of saved_model and tflite (feed-forward policies '
+        'only); both where the policy allows if unset.')
+    flags.DEFINE_boolean('force', False, 'Replace --outdir if it exists.')
+    flags.DEFINE_list(
+        'register', [], 'Modules to import that register networks, algorithms or environment '
+        'constructors the run config names.')
+    flags.mark_flags_as_required(['logdir', 'outdir'])
+    flags.register_validator(
+        'format', lambda value: value is None or (value and set(value) <= set(FORMATS)),
+        f'choose one or more of {", ".join(FORMATS)}, separated by commas.')
+
+
+FLAGS = flags.FLAGS
+
+
+if __name__ == '__main__':
+    define_flags()
+    app.run(main, flags_parser=command_line.parse_flags)

@@ -1,0 +1,129 @@
+r"""Does an exported policy play as well as its run evaluated it? TensorFlow and Gymnasium only.
+
+Plays episodes with the mode of a policy written by `python -m
+agents.scripts.export` (the SavedModel, or with --tflite the TFLite file) and
+compares their mean score with the run's evaluation at the exported
+checkpoint's step, read from the run's TensorBoard events. The exported model
+passes when it scores no worse than that evaluation's mean minus one standard
+deviation. The script imports neither `agents` nor anything that does, and
+checks that no `agents` module was loaded.
+
+    python -m agents.scripts.train --logdir=/tmp/x --config=pendulum
+    python -m agents.scripts.export --logdir=/tmp/x/<run> --outdir=/tmp/pendulum-policy
+    python benchmarks/export_play.py --model=/tmp/pendulum-policy --episodes=10 \
+        --out=benchmarks/results/export_play/pendulum.json
+"""
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+import time
+
+import gymnasium as gym
+import tensorflow as tf
+
+
+class SavedModelPolicy:
+    """Acts with the mode of an exported SavedModel, carrying a recurrent policy's state."""
+
+    def __init__(self, directory):
+        self._model = tf.saved_model.load(directory)
+        self._act = self._model.signatures['serving_default']
+        self._state = None
+
+    def reset(self):
+        if 'initial_state' in self._model.signatures:
+            self._state = self._model.signatures['initial_state'](batch_size=tf.constant(1))
+
+    def __call__(self, observ):
+        outputs = self._act(observ=tf.constant([observ]), **(self._state or {}))
+        if self._state is not None:
+            self._state = {name: outputs[name] for name in self._state}
+        return outputs['action'].numpy()[0]
+
+
+class TFLitePolicy:
+    """Acts with the mode of an exported TFLite file of a feed-forward policy."""
+
+    def __init__(self, path):
+        self._act = tf.lite.Interpreter(model_path=path).get_signature_runner('serving_default')
+
+    def reset(self):
+        pass
+
+    def __call__(self, observ):
+        return self._act(observ=tf.constant([observ]).numpy())['action'][0]
+
+
+def play(policy, env, episodes, seed):
+    """Scores of `episodes` episodes, the first reset with `seed`."""
+    scores = []
+    for episode in range(episodes):
+        observ, _ = env.reset(seed=seed if episode == 0 else None)
+        policy.reset()
+        score, done = 0.0, False
+        while not done:
+            observ, reward, terminated, truncated, _ = env.step(policy(observ))
+            score += float(reward)
+            done = terminated or truncated
+        scores.append(score)
+    return scores
+
+
+def run_evaluation(checkpoint):
+    """The mean and std of the run's evaluation at the checkpoint's step, from its events."""
+    run, step = os.path.dirname(checkpoint), int(checkpoint.rsplit('-', 1)[1])
+    values = {}
+    for path in sorted(glob.glob(os.path.join(run, 'eval', 'events.out.tfevents.*'))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            if event.step == step:
+                values.update({value.tag: value.simple_value for value in event.summary.value})
+    if 'mean_score' not in values:
+        return None
+    return dict(step=step, mean_score=values['mean_score'], std_score=values['std_score'])
+
+
+def main():
+    """Play the exported policy, compare it with the run's evaluation, write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--model', required=True, help='Directory written by the export.')
+    parser.add_argument('--episodes', type=int, default=10)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--tflite', action='store_true', help='Play the TFLite file.')
+    parser.add_argument('--out', help='JSON file for the results.')
+    args = parser.parse_args()
+    with open(os.path.join(args.model, 'export.json')) as file_:
+        export = json.load(file_)
+    env = gym.make(export['env'], max_episode_steps=export['max_length'])
+    if args.tflite:
+        policy = TFLitePolicy(os.path.join(args.model, 'policy.tflite'))
+    else:
+        policy = SavedModelPolicy(args.model)
+    start = time.time()
+    scores = play(policy, env, args.episodes, args.seed)
+    seconds = time.time() - start
+    evaluation = run_evaluation(export['checkpoint'])
+    mean, std = statistics.fmean(scores), statistics.pstdev(scores)
+    result = dict(
+        command='python benchmarks/export_play.py ' + ' '.join(sys.argv[1:]),
+        env=export['env'], checkpoint=export['checkpoint'],
+        format='tflite' if args.tflite else 'saved_model', episodes=args.episodes,
+        seed=args.seed, scores=scores, mean_score=mean, std_score=std,
+        seconds=seconds, run_evaluation=evaluation,
+        agents_imported=any(name.split('.')[0] == 'agents' for name in sys.modules))
+    if evaluation:
+        bar = evaluation['mean_score'] - evaluation['std_score']
+        result.update(bar=bar, passed=mean >= bar)
+    print(json.dumps(result, indent=2))
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, 'w') as file_:
+            json.dump(result, file_, indent=2)
+    return 0 if result.get('passed', True) and not result['agents_imported'] else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
