@@ -518,6 +518,28 @@ def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_pat
     assert f'Restored checkpoint {older}.' in [record.getMessage() for record in caplog.records]
 
 
+def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path, caplog):
+    logdir = str(tmp_path)
+    with pytest.raises(utility.ConfigError, match='has no best checkpoint .*--checkpoint='):
+        utility.resolve_checkpoint(logdir, 'best')
+    config = _tiny_config(keep_checkpoints=1, eval_every=200)
+    evaluations = [result for result in train.train(config, logdir, 'inprocess')
+                   if result.phase == 'eval']
+    best = max(evaluations, key=lambda result: result.score)
+    record = checkpoints.read_best(logdir)
+    assert (record['step'], record['score']) == (best.step, pytest.approx(best.score))
+    assert record['score_std'] == pytest.approx(best.score_std)
+    assert utility.resolve_checkpoint(logdir, 'best') == record['checkpoint']
+    assert _checkpoint_files(tmp_path) == ['model.ckpt-800.data-00000-of-00001',
+                                           'model.ckpt-800.index']
+    caplog.set_level('INFO')
+    results = list(train.train(
+        _tiny_config(keep_checkpoints=1, eval_every=200, steps=1000), logdir, 'inprocess',
+        resume=True, checkpoint=utility.resolve_checkpoint(logdir, 'best')))
+    assert f'Restored checkpoint {record["checkpoint"]}.' in caplog.messages
+    assert results[0].step == best.step + 200
+
+
 def _flags(tmp_path, **values):
     """The flags of train.py as parsed, with `values` set."""
     defaults = dict(logdir=str(tmp_path / 'logs'), config=None, timestamp=None, register=[],

@@ -78,6 +78,8 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
     utility.save_config(utility.make_config('pendulum'), logdir)
     with pytest.raises(utility.ConfigError, match='No checkpoint in .*--checkpoint='):
         visualize.visualize(logdir, str(tmp_path / 'videos'))
+    with pytest.raises(utility.ConfigError, match='has no best checkpoint'):
+        visualize.visualize(logdir, str(tmp_path / 'videos'), checkpoint='best')
     with pytest.raises(utility.ConfigError, match='No checkpoint .*missing'):
         visualize.visualize(logdir, str(tmp_path / 'videos'),
                             checkpoint=os.path.join(logdir, 'missing'))

@@ -163,3 +163,54 @@ def test_saving_one_step_twice_writes_it_once_and_due_follows_the_clock(session,
     assert os.path.getmtime(tmp_path / 'model.ckpt-10.index') == modified
     assert _store(session, tmp_path, every_seconds=0).due()
     assert not _store(session, tmp_path).due()
+
+
+def _best_files(directory):
+    return [name for name in _files(directory) if name.startswith('best')]
+
+
+def test_the_best_evaluation_keeps_its_checkpoint_apart_from_retention(session, tmp_path):
+    store = _store(session, tmp_path, keep=2)
+    assert checkpoints.read_best(str(tmp_path)) is None
+    for step, score in ((10, -5.0), (20, 3.0), (30, float('nan')), (40, 3.0), (50, 1.0)):
+        session.set_value(step)
+        store.save_best(session, step, score, score_std=0.5)
+        store.save(session, step)
+    assert _names(store) == ['model.ckpt-40', 'model.ckpt-50']
+    best = checkpoints.read_best(str(tmp_path))
+    assert best == dict(
+        step=20, score=3.0, score_std=0.5, checkpoint=str(tmp_path / 'best.ckpt-20'))
+    assert _best_files(tmp_path) == [
+        'best.ckpt-20.data-00000-of-00001', 'best.ckpt-20.index', 'best.json']
+    assert store.restore(session, best['checkpoint']) and session.get_value() == 20
+    # A resumed run beats the recorded best only with a higher score.
+    store = _store(session, tmp_path, keep=2)
+    session.set_value(60)
+    assert store.save_best(session, 60, 2.0) is None
+    assert store.save_best(session, 60, 4.0) == str(tmp_path / 'best.ckpt-60')
+    assert _best_files(tmp_path) == [
+        'best.ckpt-60.data-00000-of-00001', 'best.ckpt-60.index', 'best.json']
+
+
+def test_a_crash_while_saving_the_best_keeps_the_previous_best(session, tmp_path, monkeypatch):
+    store = _store(session, tmp_path)
+    session.set_value(10)
+    store.save_best(session, 10, 1.0)
+    real_replace = os.replace
+
+    def crash_before_the_record(source, target):
+        if target.endswith(checkpoints.BEST):
+            raise KeyboardInterrupt('killed while saving')
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, 'replace', crash_before_the_record)
+    session.set_value(20)
+    with pytest.raises(KeyboardInterrupt):
+        store.save_best(session, 20, 2.0)
+    monkeypatch.setattr(os, 'replace', real_replace)
+    best = checkpoints.read_best(str(tmp_path))
+    assert best['step'] == 10
+    assert store.restore(session, best['checkpoint']) and session.get_value() == 10
+    (tmp_path / checkpoints.BEST).write_text('{"step": 10')
+    with pytest.raises(checkpoints.CheckpointError, match='Cannot read .*best.json'):
+        checkpoints.read_best(str(tmp_path))

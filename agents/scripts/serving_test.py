@@ -1,0 +1,245 @@
+"""Exactness of exported policies: they act as the trainer does, in a process without agents."""
+
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from agents.scripts import configs
+from agents.scripts import environments
+from agents.scripts import networks
+from agents.scripts import serving
+from agents.scripts import train
+from agents.scripts import utility
+from agents.tools.schema import ConfigError
+
+_TINY = dict(
+    num_agents=2, eval_episodes=2, eval_every=128, max_length=40, steps=256,
+    policy_layers=(16,), value_layers=(16,), update_epochs=1, minibatch_size=32)
+
+
+def pendulum():
+    config = configs.pendulum()
+    config.update(_TINY, rollout_length=32)
+    return config
+
+
+def cartpole():
+    config = configs.cartpole()
+    config.update(_TINY, rollout_length=32)
+    return config
+
+
+def cheetah():
+    config = configs.cheetah()
+    config.update(_TINY, rollout_length=32)
+    return config
+
+
+def recurrent_pendulum():
+    config = configs.pendulum()
+    config.update(
+        _TINY, network='recurrent_gaussian', rollout_length=None, objective='kl_penalty',
+        update_every=2, chunk_length=20, batch_size=2)
+    return config
+
+
+@pytest.fixture(scope='module', params=[pendulum, cartpole, cheetah, recurrent_pendulum])
+def run(request, tmp_path_factory):
+    """A run of a few hundred steps of the config and its export."""
+    directory = tmp_path_factory.mktemp(request.param.__name__)
+    logdir, outdir = str(directory / 'run'), str(directory / 'policy')
+    config = utility.make_config(f'{__name__}:{request.param.__name__}')
+    utility.save_config(config, logdir)
+    list(train.train(config, logdir, 'inprocess'))
+    serving.export(config, logdir, outdir)
+    return config, logdir, outdir
+
+
+class _Recorder(gym.Wrapper):
+    """Keeps each observation the environment returned and the action it got after it."""
+
+    def __init__(self, env, steps):
+        super().__init__(env)
+        self._steps, self._observ = steps, None
+
+    def reset(self, **kwargs):
+        self._observ, info = self.env.reset(**kwargs)
+        self._first = True
+        return self._observ, info
+
+    def step(self, action):
+        self._steps.append((self._observ, np.array(action), self._first))
+        self._observ, *rest = self.env.step(action)
+        self._first = False
+        return (self._observ, *rest)
+
+
+def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
+    """What the trainer, acting with the mode, sends its environments' `step`.
+
+    Returns:
+      Arrays `[steps, agents, ...]` of the observations, the actions, and
+      whether each step began an episode.
+    """
+    steps = [[] for _ in range(num_agents)]
+    constructors = [
+        functools.partial(
+            environments.make_environment,
+            functools.partial(_Recorder, gym.make(config.env), steps[index]),
+            config.max_length, config.normalize_ranges, 1000 + index)
+        for index in range(num_agents)]
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(constructors, 'inprocess')
+        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
+        store = utility.define_checkpoints(logdir)
+        with tf.compat.v1.Session() as sess:
+            utility.initialize_variables(sess, store, resume=True)
+            feed = {graph.is_training: False, graph.should_log: False, graph.force_reset: True}
+            for _ in range(num_steps):
+                sess.run(graph.done, feed)
+                feed[graph.force_reset] = False
+        batch_env.close()
+    per_agent = [[np.stack(column) for column in zip(*agent)] for agent in steps]
+    return [np.stack(columns, 1) for columns in zip(*per_agent)]
+
+
+# Acts with an export in a process that cannot import agents, on observations
+# [steps, agents, ...]; writes the actions of the SavedModel's mode and sample,
+# and of the TFLite file, and whether importing agents failed.
+_ACT = '''
+import importlib.abc, json, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'agents':
+            raise ModuleNotFoundError(f'No module named {name!r}')
+sys.meta_path.insert(0, Refuse())
+import numpy as np
+import tensorflow as tf
+model_dir, data_path, out_path = sys.argv[1:]
+data = np.load(data_path)
+observ, first = data['observ'], data['first']
+model = tf.saved_model.load(model_dir)
+results = {}
+if 'initial_state' in model.signatures:
+    initial = model.signatures['initial_state'](batch_size=tf.constant(observ.shape[1]))
+    for kind in ('serving_default', 'sample'):
+        state, actions = {k: v.numpy() for k, v in initial.items()}, []
+        for step in range(len(observ)):
+            for name in state:
+                state[name][first[step]] = initial[name].numpy()[first[step]]
+            out = model.signatures[kind](observ=tf.constant(observ[step]), **state)
+            state = {name: out[name].numpy() for name in state}
+            actions.append(out['action'].numpy())
+        results[kind] = np.stack(actions)
+else:
+    flat = observ.reshape((-1,) + observ.shape[2:])
+    for kind in ('serving_default', 'sample'):
+        action = model.signatures[kind](observ=tf.constant(flat))['action'].numpy()
+        results[kind] = action.reshape(observ.shape[:2] + action.shape[1:])
+    runner = tf.lite.Interpreter(model_path=model_dir + '/policy.tflite').get_signature_runner('serving_default')
+    action = runner(observ=flat)['action']
+    results['tflite'] = action.reshape(observ.shape[:2] + action.shape[1:])
+try:
+    import agents
+    results['imported_agents'] = np.array(True)
+except ImportError:
+    results['imported_agents'] = np.array(False)
+np.savez(out_path, **results)
+'''
+
+
+def _act_without_agents(outdir, observ, first, directory):
+    """Run `_ACT` isolated: no PYTHONPATH, no user site, a cwd outside the repository."""
+    script, data, out = (os.path.join(directory, name) for name in (
+        'act.py', 'observ.npz', 'actions.npz'))
+    with open(script, 'w') as file_:
+        file_.write(_ACT)
+    np.savez(data, observ=observ, first=first)
+    environ = {key: value for key, value in os.environ.items() if not key.startswith('PYTHON')}
+    result = subprocess.run(
+        [sys.executable, '-I', script, outdir, data, out], cwd=directory, env=environ,
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(np.load(out))
+
+
+def test_exported_actions_are_the_trainers_mode_in_environment_units(run, tmp_path):
+    config, logdir, outdir = run
+    observ, action, first = _trainer_steps(config, logdir)
+    env = gym.make(config.env)
+    assert observ.dtype == env.observation_space.dtype  # As the environment returns them.
+    assert first[0].all() and first[1:].any()  # Episodes begin within the steps.
+    acted = _act_without_agents(outdir, observ, first, str(tmp_path))
+    assert not acted['imported_agents']
+    exported = acted['serving_default']
+    assert exported.dtype == env.action_space.dtype and exported.shape == action.shape
+    if isinstance(env.action_space, gym.spaces.Discrete):
+        np.testing.assert_array_equal(exported, action)
+        assert set(np.unique(acted['sample'])) <= set(range(env.action_space.n))
+    else:
+        np.testing.assert_allclose(exported, action, rtol=0, atol=1e-5)
+        assert np.all(env.action_space.low <= acted['sample'])
+        assert np.all(acted['sample'] <= env.action_space.high)
+        assert not np.allclose(acted['sample'], exported)
+    if serving.is_recurrent(config):
+        assert 'tflite' not in acted
+        assert not os.path.exists(os.path.join(outdir, serving.TFLITE_FILE))
+    else:
+        assert acted['tflite'].dtype == exported.dtype
+        np.testing.assert_allclose(acted['tflite'], exported, rtol=0, atol=1e-4)
+
+
+def test_export_json_describes_the_checkpoint_and_signatures(run):
+    config, logdir, outdir = run
+    with open(os.path.join(outdir, serving.METADATA_FILE)) as file_:
+        description = json.load(file_)
+    assert description['checkpoint'] == tf.train.latest_checkpoint(logdir)
+    assert description['step'] == config.steps and description['env'] == config.env
+    signatures = description['signatures']
+    names = {'serving_default', 'sample'} | (
+        {'initial_state'} if serving.is_recurrent(config) else set())
+    assert set(signatures) == names
+    inputs = signatures['serving_default']['inputs']
+    assert inputs['observ']['shape'] == [None, *gym.make(config.env).observation_space.shape]
+    if serving.is_recurrent(config):
+        assert inputs['state']['shape'] == [None, config.policy_layers[-1]]
+        assert signatures['initial_state']['inputs'] == {
+            'batch_size': {'dtype': 'int32', 'shape': []}}
+
+
+def test_a_run_of_another_algorithm_cannot_be_exported(tmp_path):
+    config = utility.make_config(f'{__name__}:pendulum')
+    with config.unlocked():
+        config.algorithm = object
+    with pytest.raises(ConfigError, match='Cannot export a run of object: export builds the '
+                                          'policy of PPO'):
+        serving.export(config, str(tmp_path), str(tmp_path / 'policy'))
+    assert os.listdir(tmp_path) == []
+
+
+def _policy_without_mode(config, action_space, observations, length, state=None):
+    output = networks.feed_forward_gaussian(config, action_space, observations, length, state)
+    return output._replace(policy=object())
+
+
+def test_a_network_whose_policy_has_no_mode_cannot_be_exported(tmp_path):
+    config = utility.make_config(f'{__name__}:pendulum')
+    with config.unlocked():
+        config.network = _policy_without_mode
+    with pytest.raises(ConfigError, match='Cannot export the network.s policy object: export '
+                                          'needs a policy with mode'):
+        serving.export(config, str(tmp_path), str(tmp_path / 'policy'))
+    assert os.listdir(tmp_path) == []
+
+
+def test_tflite_is_refused_for_a_recurrent_policy(tmp_path):
+    config = utility.make_config(f'{__name__}:recurrent_pendulum')
+    with pytest.raises(ConfigError, match='TFLite export is for feed-forward policies'):
+        serving.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=['tflite'])
