@@ -358,9 +358,9 @@ def table(results):
         threshold = 'no threshold' if task.threshold is None else f'threshold {task.threshold:,g}'
         lines.append(f'\n**{task.env}** ({threshold}, budget {task.budget:,} training steps)\n')
         header = ' | '.join(f'score at {_short(step)}' for step in milestones)
-        lines.append(f'| library | seeds | {header} | steps to threshold | '
+        lines.append(f'| library | seeds | {header} | best so far | steps to threshold | '
                      'time to threshold | wall time (train) |')
-        lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|---:|')
+        lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|---:|---:|')
         times_to = {}
         for _, library in sorted(keys):
             runs = sorted(by_key[task_name, library], key=lambda run: run['seed'])
@@ -368,6 +368,9 @@ def table(results):
             for step in milestones:
                 scores = [score_at(run['evaluations'], step) for run in runs]
                 cells.append(f'{np.mean(scores):,.0f} ± {np.std(scores):,.0f}')
+            # The best evaluation of each run, as the run's best checkpoint keeps it.
+            best = [max(each[1] for each in run['evaluations']) for run in runs]
+            cells.append(f'{np.mean(best):,.0f} ± {np.std(best):,.0f}')
             reach, time_to = '-', '-'
             if task.threshold is not None:
                 reached = [first_reaching(run['evaluations'], task.threshold) for run in runs]
@@ -382,7 +385,7 @@ def table(results):
                          f' | {reach} | {time_to} | {seconds / 60:.1f} min |')
         for name, score in task.references.items():
             lines.append(f'| {name} | - |' + ' - |' * (len(milestones) - 1) +
-                         f' {score:,} | - | - | - |')
+                         f' {score:,} | - | - | - | - |')
         memory = _memory_line(by_key.get((task_name, 'agents'), []))
         if memory:
             lines.append(memory)

@@ -16,6 +16,7 @@ docs/deployment.md.
 
 import glob
 import os
+import tempfile
 
 # TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
 # package logs a harmless error that it found no CUDA driver.
@@ -53,9 +54,10 @@ def check_paths(logdir, outdir, force):
     existing = os.path.dirname(os.path.abspath(outdir))
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
-    if not (os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK)):
-        return (f'Cannot write to {existing}: it is not a directory you can write to. Pass an '
-                f'--outdir you can write to.')
+    try:  # Creating a directory is the one sure test.
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix='.export-check-'))
+    except OSError as error:
+        return f'Cannot write to {existing}: {error.strerror}. Pass an --outdir you can write to.'
     return None
 
 

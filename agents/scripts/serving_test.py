@@ -143,7 +143,8 @@ else:
     for kind in ('serving_default', 'sample'):
         action = model.signatures[kind](observ=tf.constant(flat))['action'].numpy()
         results[kind] = action.reshape(observ.shape[:2] + action.shape[1:])
-    runner = tf.lite.Interpreter(model_path=model_dir + '/policy.tflite').get_signature_runner('serving_default')
+    interpreter = tf.lite.Interpreter(model_path=model_dir + '/policy.tflite')
+    runner = interpreter.get_signature_runner('serving_default')
     action = runner(observ=flat)['action']
     results['tflite'] = action.reshape(observ.shape[:2] + action.shape[1:])
 try:
