@@ -2,12 +2,13 @@
 
 The serving graph is the acting part of the training graph with the run's
 environment wrappers folded in. It takes observations as the Gymnasium
-environment returns them, maps their range to [-1, 1] where the run's
-wrappers did, normalizes them by the observation statistics of the
-checkpoint, runs the network for one step, and maps its action to what the
-wrappers send to the environment: clipped to the bounds and mapped back to
-the environment's range for Box actions, integers for Discrete ones. It is
-built with PPO's own `Policy`, so the checkpoint's variables restore into it.
+environment returns them, zeroes the entries the run hides
+(`observation_mask`), maps their range to [-1, 1] where the run's wrappers
+did, normalizes them by the observation statistics of the checkpoint, runs
+the network for one step, and maps its action to what the wrappers send to
+the environment: clipped to the bounds and mapped back to the environment's
+range for Box actions, integers for Discrete ones. It is built with PPO's own
+`Policy`, so the checkpoint's variables restore into it.
 
 Signatures of the SavedModel (`B` is the batch size):
 - `serving_default`: `observ [B, ...]` -> `action [B, ...]`, the policy's mode.
@@ -42,11 +43,11 @@ METADATA_FILE = 'export.json'
 
 # The wrappers `environments.make_environment` puts around the Gymnasium environment.
 _RUN_WRAPPERS = (
-    wrappers.LimitDuration, wrappers.RangeNormalize, wrappers.ClipAction,
+    wrappers.MaskObservation, wrappers.LimitDuration, wrappers.RangeNormalize, wrappers.ClipAction,
     wrappers.ConvertTo32Bit, wrappers.CacheSpaces)
 
 Units = collections.namedtuple(
-    'Units', 'observation_space, action_space, agent_action_space, observ_range, '
+    'Units', 'observation_space, action_space, agent_action_space, observ_mask, observ_range, '
     'action_bounds, action_range')
 Units.__doc__ = """How a run's wrappers map the environment's observations and actions.
 
@@ -54,6 +55,8 @@ Attributes:
   observation_space: Observation space of the Gymnasium environment.
   action_space: Action space of the Gymnasium environment.
   agent_action_space: Action space the network acts in.
+  observ_mask: Boolean array of the observation's shape, true at the entries
+    the run hides by zeroing them (`observation_mask`), or None.
   observ_range: Float64 arrays `(low, high - low)` of the observations mapped
     to [-1, 1], or None.
   action_bounds: Arrays `(low, high)` that Box actions are clipped to before
@@ -94,8 +97,12 @@ def environment_units(config):
             f'takes numeric Box observations.')
     normalize = layers.get(wrappers.RangeNormalize)
     clip = layers.get(wrappers.ClipAction)
+    mask = None
+    if config.get('observation_mask'):
+        mask = np.zeros(observation_space.shape, bool)
+        mask.reshape(-1)[list(config.observation_mask)] = True
     return Units(
-        observation_space, action_space, agent_action_space,
+        observation_space, action_space, agent_action_space, mask,
         normalize and normalize.observ_range,
         clip and (clip.env.action_space.low, clip.env.action_space.high),
         normalize and normalize.action_range)
@@ -241,8 +248,10 @@ def _write_tflite(model_dir, path):
 
 
 def _agent_observ(observ, units):
-    """Observations as the network's wrappers pass them: float32, mapped to [-1, 1] if they were."""
+    """Observations as the wrappers pass them: masked, float32, mapped to [-1, 1] if they were."""
     with tf.name_scope('agent_observ'):
+        if units.observ_mask is not None:
+            observ = tf.where(units.observ_mask, tf.zeros_like(observ), observ)
         if units.observ_range is None:
             return tf.cast(observ, tf.float32)
         low, width = (tf.constant(each, tf.float32) for each in units.observ_range)

@@ -42,15 +42,22 @@ def cheetah():
     return config
 
 
-def recurrent_pendulum():
-    config = configs.pendulum()
-    config.update(
-        _TINY, network='recurrent_gaussian', rollout_length=None, objective='kl_penalty',
-        update_every=2, chunk_length=20, batch_size=2)
+def pendulum_novel():
+    """A recurrent Gaussian policy that does not see the angular velocity."""
+    config = configs.pendulum_novel()
+    config.update(_TINY, rollout_length=32, chunk_length=16, batch_size=2, minibatch_size=None)
     return config
 
 
-@pytest.fixture(scope='module', params=[pendulum, cartpole, cheetah, recurrent_pendulum])
+def cartpole_novel():
+    """A recurrent categorical policy that does not see the velocities."""
+    config = configs.cartpole_novel()
+    config.update(_TINY, rollout_length=32, chunk_length=16, batch_size=2, minibatch_size=None)
+    return config
+
+
+@pytest.fixture(
+    scope='module', params=[pendulum, cartpole, cheetah, pendulum_novel, cartpole_novel])
 def run(request, tmp_path_factory):
     """A run of a few hundred steps of the config and its export."""
     directory = tmp_path_factory.mktemp(request.param.__name__)
@@ -93,7 +100,8 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
         functools.partial(
             environments.make_environment,
             functools.partial(_Recorder, gym.make(config.env), steps[index]),
-            config.max_length, config.normalize_ranges, 1000 + index)
+            config.max_length, config.normalize_ranges, 1000 + index,
+            observation_mask=config.observation_mask)
         for index in range(num_agents)]
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(constructors, 'inprocess')
@@ -241,6 +249,6 @@ def test_a_network_whose_policy_has_no_mode_cannot_be_exported(tmp_path):
 
 
 def test_tflite_is_refused_for_a_recurrent_policy(tmp_path):
-    config = utility.make_config(f'{__name__}:recurrent_pendulum')
+    config = utility.make_config(f'{__name__}:pendulum_novel')
     with pytest.raises(ConfigError, match='TFLite export is for feed-forward policies'):
         serving.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=['tflite'])
