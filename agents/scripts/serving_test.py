@@ -24,36 +24,23 @@ _TINY = dict(
     policy_layers=(16,), value_layers=(16,), update_epochs=1, minibatch_size=32)
 
 
-def pendulum():
-    config = configs.pendulum()
-    config.update(_TINY, rollout_length=32)
-    return config
+def _tiny(name, **changes):
+    """The config function of a shipped config, made small enough for a test."""
+    def config_function():
+        config = getattr(configs, name)()
+        config.update(_TINY, rollout_length=32, **changes)
+        return config
+    config_function.__name__ = name
+    return config_function
 
 
-def cartpole():
-    config = configs.cartpole()
-    config.update(_TINY, rollout_length=32)
-    return config
-
-
-def cheetah():
-    config = configs.cheetah()
-    config.update(_TINY, rollout_length=32)
-    return config
-
-
-def pendulum_novel():
-    """A recurrent Gaussian policy that does not see the angular velocity."""
-    config = configs.pendulum_novel()
-    config.update(_TINY, rollout_length=32, chunk_length=16, batch_size=2, minibatch_size=None)
-    return config
-
-
-def cartpole_novel():
-    """A recurrent categorical policy that does not see the velocities."""
-    config = configs.cartpole_novel()
-    config.update(_TINY, rollout_length=32, chunk_length=16, batch_size=2, minibatch_size=None)
-    return config
+# Recurrent networks train on chunks of sequences rather than minibatches of steps.
+_RECURRENT = dict(chunk_length=16, batch_size=2, minibatch_size=None)
+pendulum = _tiny('pendulum')
+cartpole = _tiny('cartpole')
+cheetah = _tiny('cheetah')
+pendulum_novel = _tiny('pendulum_novel', **_RECURRENT)  # A Gaussian GRU policy, no velocity.
+cartpole_novel = _tiny('cartpole_novel', **_RECURRENT)  # A categorical GRU policy.
 
 
 @pytest.fixture(
@@ -223,32 +210,23 @@ def test_export_json_describes_the_checkpoint_and_signatures(run):
             'batch_size': {'dtype': 'int32', 'shape': []}}
 
 
-def test_a_run_of_another_algorithm_cannot_be_exported(tmp_path):
-    config = utility.make_config(f'{__name__}:pendulum')
-    with config.unlocked():
-        config.algorithm = object
-    with pytest.raises(ConfigError, match='Cannot export a run of object: export builds the '
-                                          'policy of PPO'):
-        serving.export(config, str(tmp_path), str(tmp_path / 'policy'))
-    assert os.listdir(tmp_path) == []
-
-
 def _policy_without_mode(config, action_space, observations, length, state=None):
     output = networks.feed_forward_gaussian(config, action_space, observations, length, state)
     return output._replace(policy=object())
 
 
-def test_a_network_whose_policy_has_no_mode_cannot_be_exported(tmp_path):
-    config = utility.make_config(f'{__name__}:pendulum')
+@pytest.mark.parametrize('config_name, changes, formats, message', [
+    ('pendulum', dict(algorithm=object), None,
+     'Cannot export a run of object: export builds the policy of PPO'),
+    ('pendulum', dict(network=_policy_without_mode), None,
+     "Cannot export the network's policy object: export needs a policy with mode"),
+    ('pendulum_novel', {}, ['tflite'], 'TFLite export is for feed-forward policies'),
+])
+def test_a_run_that_cannot_be_exported_is_refused_and_leaves_nothing(
+        tmp_path, config_name, changes, formats, message):
+    config = utility.make_config(f'{__name__}:{config_name}')
     with config.unlocked():
-        config.network = _policy_without_mode
-    with pytest.raises(ConfigError, match='Cannot export the network.s policy object: export '
-                                          'needs a policy with mode'):
-        serving.export(config, str(tmp_path), str(tmp_path / 'policy'))
+        config.update(changes)
+    with pytest.raises(ConfigError, match=message):
+        serving.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=formats)
     assert os.listdir(tmp_path) == []
-
-
-def test_tflite_is_refused_for_a_recurrent_policy(tmp_path):
-    config = utility.make_config(f'{__name__}:pendulum_novel')
-    with pytest.raises(ConfigError, match='TFLite export is for feed-forward policies'):
-        serving.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=['tflite'])
