@@ -155,12 +155,15 @@ def export(config, logdir, outdir, checkpoint=None, formats=None, force=False):
             f'to.') from None
     try:
         model_dir = os.path.join(staging, 'saved_model')
-        checkpoint, signatures = _write_saved_model(config, units, logdir, checkpoint, model_dir)
-        if 'tflite' in formats:
-            _write_tflite(model_dir, os.path.join(staging, TFLITE_FILE))
+        checkpoint, signatures = _write_saved_model(
+            config, units, logdir, checkpoint, model_dir, tf.float64)
         if 'saved_model' in formats:
             for name in os.listdir(model_dir):
                 os.replace(os.path.join(model_dir, name), os.path.join(staging, name))
+        if 'tflite' in formats:
+            # TFLite's built-in operations have no float64 arithmetic.
+            _write_saved_model(config, units, logdir, checkpoint, model_dir, tf.float32, True)
+            _write_tflite(model_dir, os.path.join(staging, TFLITE_FILE))
         shutil.rmtree(model_dir)
         description = _describe(config, units, checkpoint, signatures, formats)
         with open(os.path.join(staging, METADATA_FILE), 'w') as file_:
@@ -173,12 +176,15 @@ def export(config, logdir, outdir, checkpoint=None, formats=None, force=False):
     return description
 
 
-def define_serving_graph(config, units):
+def define_serving_graph(config, units, mapping_dtype=tf.float64):
     """Build the serving graph in the default graph; return its signatures.
 
     Args:
       config: Configuration of the run.
       units: `Units` of the run's environment.
+      mapping_dtype: Dtype of the range mapping's arithmetic: float64 computes
+        it as the wrappers do, so the actions are the trainer's; float32 for
+        runtimes without float64 arithmetic.
 
     Raises:
       ConfigError: If the network's policy has no mode and sample of the action's shape.
@@ -192,7 +198,7 @@ def define_serving_graph(config, units):
     with tf.name_scope('serving'):
         observ = tf.compat.v1.placeholder(
             tf.as_dtype(space.dtype), [None, *space.shape], 'observ')
-        agent_observ = _agent_observ(observ, units)
+        agent_observ = _agent_observ(observ, units, mapping_dtype)
         inputs, state = {'observ': observ}, None
         if is_recurrent(config):
             template = policy.step(agent_observ).state
@@ -205,7 +211,7 @@ def define_serving_graph(config, units):
         signatures = {}
         for name, action in (
                 ('serving_default', output.policy.mode()), ('sample', output.policy.sample())):
-            outputs = {'action': _environment_action(action[:, 0], units)}
+            outputs = {'action': _environment_action(action[:, 0], units, mapping_dtype)}
             if state is not None:
                 outputs.update(_named('state', output.state))
             signatures[name] = inputs, outputs
@@ -218,10 +224,17 @@ def define_serving_graph(config, units):
     return signatures
 
 
-def _write_saved_model(config, units, logdir, checkpoint, directory):
-    """Restore the checkpoint into the serving graph and save it; return the checkpoint used."""
+def _write_saved_model(
+        config, units, logdir, checkpoint, directory, mapping_dtype, replace=False):
+    """Restore the checkpoint into the serving graph and save it.
+
+    Returns:
+      Tuple of the checkpoint restored and the signatures.
+    """
+    if replace:
+        shutil.rmtree(directory)
     with tf.Graph().as_default(), tf.device('/cpu:0'):
-        signatures = define_serving_graph(config, units)
+        signatures = define_serving_graph(config, units, mapping_dtype)
         saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
         with tf.compat.v1.Session() as sess:
             try:
@@ -247,20 +260,20 @@ def _write_tflite(model_dir, path):
         file_.write(converter.convert())
 
 
-def _agent_observ(observ, units):
+def _agent_observ(observ, units, mapping_dtype):
     """Observations as the wrappers pass them: masked, float32, mapped to [-1, 1] if they were."""
     with tf.name_scope('agent_observ'):
         if units.observ_mask is not None:
             observ = tf.where(units.observ_mask, tf.zeros_like(observ), observ)
         if units.observ_range is None:
             return tf.cast(observ, tf.float32)
-        low, width = (tf.constant(each, tf.float32) for each in units.observ_range)
-        # The order of RangeNormalize.observation's operations.
-        shifted = tf.cast(observ, tf.float32) - low
-        return (shifted + shifted) / width - 1.0
+        low, width = (tf.constant(each, mapping_dtype) for each in units.observ_range)
+        # The operations of RangeNormalize.observation, in its order.
+        shifted = tf.cast(observ, mapping_dtype) - low
+        return tf.cast((shifted + shifted) / width - 1.0, tf.float32)
 
 
-def _environment_action(action, units):
+def _environment_action(action, units, mapping_dtype):
     """The network's actions as the wrappers send them to the environment."""
     with tf.name_scope('environment_action'):
         dtype = tf.as_dtype(units.action_space.dtype)
@@ -272,8 +285,9 @@ def _environment_action(action, units):
                 action = tf.clip_by_value(
                     action, tf.constant(low, action.dtype), tf.constant(high, action.dtype))
         if units.action_range is not None:
-            low, width = (tf.constant(each, action.dtype) for each in units.action_range)
-            action = (action + 1.0) / 2.0 * width + low
+            # The operations of RangeNormalize.action, in its order and dtypes.
+            low, width = (tf.constant(each, mapping_dtype) for each in units.action_range)
+            action = tf.cast((action + 1.0) / 2.0, mapping_dtype) * width + low
         return tf.cast(action, dtype, name='action')
 
 
