@@ -5,13 +5,14 @@ agents.scripts.export` (the SavedModel, or with --tflite the TFLite file) and
 compares their mean score with the run's evaluation at the exported
 checkpoint's step, read from the run's TensorBoard events. The exported model
 passes when it scores no worse than that evaluation's mean minus one standard
-deviation. The script imports neither `agents` nor anything that does, and
-checks that no `agents` module was loaded.
+deviation. The script imports neither `agents` nor anything that does (its
+neighbour `reporting` needs only Gymnasium), and checks that no `agents`
+module was loaded. It writes `benchmarks/results/export_play/<name>.json`.
 
     python -m agents.scripts.train --logdir=/tmp/x --config=pendulum
     python -m agents.scripts.export --logdir=/tmp/x/<run> --outdir=/tmp/pendulum-policy
-    python benchmarks/export_play.py --model=/tmp/pendulum-policy --episodes=10 \
-        --out=benchmarks/results/export_play/pendulum.json
+    python benchmarks/export_play.py --model=/tmp/pendulum-policy --name=pendulum
+    python benchmarks/export_play.py --model=/tmp/pendulum-policy --name=pendulum_tflite --tflite
 """
 
 import argparse
@@ -23,6 +24,7 @@ import sys
 import time
 
 import gymnasium as gym
+import reporting
 import tensorflow as tf
 
 
@@ -93,8 +95,10 @@ def main():
     parser.add_argument('--episodes', type=int, default=10)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--tflite', action='store_true', help='Play the TFLite file.')
-    parser.add_argument('--out', help='JSON file for the results.')
+    parser.add_argument(
+        '--name', help='Write the results to benchmarks/results/export_play/NAME.json.')
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with open(os.path.join(args.model, 'export.json')) as file_:
         export = json.load(file_)
     env = gym.make(export['env'], max_episode_steps=export['max_length'])
@@ -108,8 +112,7 @@ def main():
     evaluation = run_evaluation(export['checkpoint'])
     mean, std = statistics.fmean(scores), statistics.pstdev(scores)
     result = dict(
-        command='python benchmarks/export_play.py ' + ' '.join(sys.argv[1:]),
-        env=export['env'], checkpoint=export['checkpoint'],
+        reporting.run_record(load_before), env=export['env'], checkpoint=export['checkpoint'],
         format='tflite' if args.tflite else 'saved_model', episodes=args.episodes,
         seed=args.seed, scores=scores, mean_score=mean, std_score=std,
         seconds=seconds, run_evaluation=evaluation,
@@ -118,9 +121,10 @@ def main():
         bar = evaluation['mean_score'] - evaluation['std_score']
         result.update(bar=bar, passed=mean >= bar)
     print(json.dumps(result, indent=2))
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, 'w') as file_:
+    if args.name:
+        directory = reporting.results_dir(__file__)
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f'{args.name}.json'), 'w') as file_:
             json.dump(result, file_, indent=2)
     return 0 if result.get('passed', True) and not result['agents_imported'] else 1
 
