@@ -8,7 +8,9 @@ did, normalizes them by the observation statistics of the checkpoint, runs
 the network for one step, and maps its action to what the wrappers send to
 the environment: clipped to the bounds and mapped back to the environment's
 range for Box actions, integers for Discrete ones. It is built with PPO's own
-`Policy`, so the checkpoint's variables restore into it.
+`Policy`, so the checkpoint's variables restore into it. The SavedModel maps
+ranges in float64, as the wrappers do, so its actions are the trainer's; the
+TFLite file, whose built-in operations have no float64 arithmetic, in float32.
 
 Signatures of the SavedModel (`B` is the batch size):
 - `serving_default`: `observ [B, ...]` -> `action [B, ...]`, the policy's mode.
