@@ -34,6 +34,7 @@ EXAMPLES = {
     ('docs/environments.md', '## A batch of environments'): 'blocks',
     ('docs/environments.md', '## The Gymnasium and Stable-Baselines3 adapters'): 'blocks',
     ('docs/training.md', '## Configs'): 'configs',
+    ('docs/recurrent.md', '## Train a recurrent policy'): 'blocks',
 }
 
 NOT_RUN = {
