@@ -8,6 +8,7 @@ import functools
 from multiprocessing import forkserver
 from multiprocessing import resource_tracker
 import os
+import select
 import time
 
 import gymnasium
@@ -24,7 +25,7 @@ BACKEND_VARIANTS = {
     'inprocess': ('inprocess', {}),
     'process': ('process', {}),
     'parallel': ('parallel', {}),
-    # Workers that poll for every command before sleeping (see parallel._CommandWait).
+    # Workers that poll for every command before sleeping (see parallel.commands.CommandWait).
     'parallel, polling workers': (
         'parallel', {'num_workers': 2, 'step_in_parent': False, 'spin_seconds': 0.1}),
     'ray': ('ray', {'envs_per_actor': 2, 'num_cpus_per_actor': 0.5}),
@@ -352,6 +353,13 @@ def new_children(before, timeout=10):
     while child_pids() - before and time.monotonic() < deadline:
         time.sleep(0.05)
     return child_pids() - before
+
+
+def readable(fd):
+    """Whether a file descriptor has data (or its end) waiting, without waiting."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def open_fds():

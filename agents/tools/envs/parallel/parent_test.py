@@ -3,12 +3,10 @@
 import functools
 import multiprocessing
 import os
-import select
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import gymnasium as gym
@@ -49,156 +47,6 @@ def test_environments_are_split_between_workers_and_parent(
         assert len(set(batch.worker_pids)) == batch.num_workers
     finally:
         batch.close()
-
-
-class _PipedWorker:
-    """The parent's side of one worker's command pipe, as `_Commands.send` uses it."""
-
-    index = 0
-
-    def __init__(self):
-        self.read_fd, self.write_fd = os.pipe()
-
-    def send(self, command, payload=None):
-        os.write(self.write_fd, parallel._encode(command, payload))
-
-    def request_close(self):
-        os.write(self.write_fd, parallel._CLOSE)
-
-    def close(self):
-        for fd in (self.read_fd, self.write_fd):
-            if fd is not None:
-                os.close(fd)
-
-
-@pytest.fixture
-def command_channel():
-    """A worker's `_Commands` and pipe: (commands, worker handle, a `_CommandWait` maker)."""
-    commands = parallel._Commands(multiprocessing.get_context('forkserver'), 1)
-    worker = _PipedWorker()
-    # Every `_CommandWait` made shares the one worker end, as the successive
-    # waits of one worker do.
-    yield commands, worker, functools.partial(
-        parallel._CommandWait, worker.read_fd, commands=commands.worker_end(0))
-    worker.close()
-
-
-def _run(command_wait):
-    """Wait for a command as a worker does, and run it; fail, not hang, if none comes."""
-    result = []
-
-    def wait():
-        result.append(command_wait.next())
-        command_wait.started()
-        command_wait.finished()
-
-    thread = threading.Thread(target=wait, daemon=True)
-    thread.start()
-    thread.join(10.0)
-    assert result, 'no command arrived'
-    return result[0]
-
-
-def test_command_wait_returns_each_command_polling_or_sleeping(command_channel):
-    commands, worker, make_command_wait = command_channel
-    # A long bound: after a first, sleeping wait, every wait polls.
-    command_wait = make_command_wait(spin_seconds=60.0)
-    for _ in range(3):
-        commands.send([(worker, parallel._STEP, None)])
-        assert _run(command_wait) == (parallel._STEP, None)
-    # A command posted while the worker polls, from another thread, uses no pipe.
-    timer = threading.Timer(0.01, commands.send, ([(worker, parallel._STEP_SOME, None)],))
-    timer.start()
-    assert _run(command_wait) == (parallel._STEP_SOME, None)
-    timer.join()
-    assert not _readable(worker.read_fd)
-    # A command with a payload comes through the pipe.
-    commands.send([(worker, parallel._APPLY, ('name', [1, 2]))])
-    assert _run(command_wait) == (parallel._APPLY, ('name', [1, 2]))
-    # A sleeping worker is woken, and its wake-up byte consumed.
-    sleeping = make_command_wait(spin_seconds=0.0)
-    for command, payload in [(parallel._STEP, None), (parallel._RESET, ([(0, 3)], None))]:
-        timer = threading.Timer(0.05, commands.send, ([(worker, command, payload)],))
-        timer.start()
-        assert _run(sleeping) == (command, payload)
-        timer.join()
-        assert not _readable(worker.read_fd)
-    # A wake-up byte no command needed (left by a worker that died holding
-    # the lock) is passed over.
-    worker.send(parallel._WAKE)
-    timer = threading.Timer(0.05, commands.send, ([(worker, parallel._STEP, None)],))
-    timer.start()
-    assert _run(sleeping) == (parallel._STEP, None)
-    timer.join()
-    # `_CLOSE` ends the wait, seen at once by a polling worker (which would
-    # otherwise look at its pipe only when its long polling ends), and so does a
-    # parent that is gone.
-    for wait in (command_wait, sleeping):
-        commands.close_workers([worker])
-        assert _run(wait) == (parallel._CLOSE, None)
-        assert not _readable(worker.read_fd)
-    os.close(worker.write_fd)
-    worker.write_fd = None
-    assert _run(sleeping) == (parallel._CLOSE, None)
-
-
-def test_commands_are_posted_without_the_lock_of_a_worker_that_died_holding_it(
-        command_channel, monkeypatch):
-    commands, worker, make_command_wait = command_channel
-    monkeypatch.setattr(parallel._Commands, 'LOCK_SECONDS', 0.05)
-    command_wait = make_command_wait(spin_seconds=0.0)
-    commands._lock.acquire()  # As a worker that died holding it.
-    commands.send([(worker, parallel._STEP, None)])
-    # Every worker is woken, as the parent cannot know which ones sleep.
-    assert _readable(worker.read_fd)
-    assert _run(command_wait) == (parallel._STEP, None)
-
-
-def test_command_wait_stops_polling_after_a_command_that_got_little_of_the_core(
-        command_channel, monkeypatch):
-    commands, worker, make_command_wait = command_channel
-    # A clock the test moves: each command takes 10 ms of wall time and the
-    # given share of it as CPU time.
-    clock = {'wall': 0.0, 'cpu': 0.0}
-    monkeypatch.setattr(time, 'perf_counter', lambda: clock['wall'])
-    monkeypatch.setattr(time, 'thread_time', lambda: clock['cpu'])
-    command_wait = make_command_wait(spin_seconds=60.0)
-
-    def run_command(core_share):
-        commands.send([(worker, parallel._STEP, None)])
-        command_wait.next()
-        command_wait.started()
-        clock['wall'] += 0.01
-        clock['cpu'] += 0.01 * core_share
-        command_wait.finished()
-
-    for _ in range(2 * parallel._CommandWait.CPU_SAMPLE_EVERY):
-        run_command(core_share=1.0)
-    assert not command_wait._spin.backing_off
-    # Another program holds the core while the commands run. Only sampled
-    # commands are checked, so it shows within a sample's worth of them.
-    for _ in range(parallel._CommandWait.CPU_SAMPLE_EVERY):
-        run_command(core_share=0.1)
-    assert command_wait._spin.backing_off
-
-
-def test_command_wait_polls_as_long_as_the_last_command_ran_within_bounds(
-        command_channel, monkeypatch):
-    commands, worker, make_command_wait = command_channel
-    clock = {'wall': 0.0}
-    monkeypatch.setattr(time, 'perf_counter', lambda: clock['wall'])
-    for spin_seconds, command_seconds, polling_seconds in [
-            (0.1, 0.05, 0.1),  # A short command: the usual budget.
-            (0.1, 0.25, 0.25),  # A longer one: as long as it ran,
-            (0.1, 5.0, 0.1 * parallel._CommandWait.MAX_SPIN_FACTOR),  # within bounds.
-            (0.0, 5.0, 0.0)]:  # No polling stays no polling.
-        command_wait = make_command_wait(spin_seconds=spin_seconds)
-        commands.send([(worker, parallel._STEP, None)])
-        command_wait.next()
-        command_wait.started()
-        clock['wall'] += command_seconds
-        command_wait.finished()
-        assert command_wait._polling_seconds == pytest.approx(polling_seconds)
 
 
 def _run_commands(batch, plan):
@@ -246,59 +94,6 @@ def test_workers_that_poll_sleep_or_both_by_turns_give_the_same_results():
         parallel.ParallelBatchEnv([_make_pendulum], spin_seconds=-1)
 
 
-def _readable(fd):
-    """Whether a file descriptor has data (or its end) waiting, without waiting."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
-
-
-def test_countdown_counts_replies_and_wakes_only_a_waiting_parent():
-    context = multiprocessing.get_context('forkserver')
-    countdown = parallel._Countdown(context, 3)
-    ends = [countdown.worker_end(index) for index in range(3)]
-    read_fd, write_fd = os.pipe()
-    try:
-        # Empty replies, and steps whose infos are in the shared columns, use
-        # no pipe at all; coming before the parent waits, they wake nothing.
-        for end, reply in zip(ends, [parallel._DONE, parallel._INFOS_IN_COLUMNS, parallel._DONE]):
-            end.reply(write_fd, reply)
-        assert countdown.remaining() == 0
-        assert not countdown.start_waiting()
-        countdown.stop_waiting()
-        assert [countdown.state(index) for index in range(3)] == [
-            parallel._EMPTY, parallel._COLUMNS, parallel._EMPTY]
-        assert not _readable(countdown.fd) and not _readable(read_fd)
-        # An exchange with workers 0 and 2, whose replies carry payloads.
-        countdown.expect([0, 2])
-        assert countdown.remaining() == 2
-        assert not countdown.replied(0) and not countdown.replied(2)
-        assert countdown.start_waiting()
-        ends[0].reply(write_fd, parallel._encode(parallel._RESULT, 'short'))
-        assert countdown.state(0) == parallel._PIPED and not countdown.replied(2)
-        assert not _readable(countdown.fd)
-        assert parallel._read(read_fd) == (parallel._RESULT, 'short')
-        # A reply longer than the pipe holds is counted before it is written,
-        # else its writing would wait for a parent that waits for the count.
-        long_reply = parallel._encode(parallel._RESULT, b'x' * (1 << 17))
-        writer = threading.Thread(target=ends[2].reply, args=(write_fd, long_reply))
-        writer.start()
-        deadline = time.monotonic() + 10
-        while not _readable(countdown.fd) and time.monotonic() < deadline:
-            time.sleep(0.001)
-        assert _readable(countdown.fd)
-        countdown.clear()
-        countdown.stop_waiting()
-        assert not _readable(countdown.fd)
-        assert countdown.remaining() == 0 and countdown.state(2) == parallel._PIPED
-        assert parallel._read(read_fd) == (parallel._RESULT, b'x' * (1 << 17))
-        writer.join()
-    finally:
-        countdown.close()
-        os.close(read_fd)
-        os.close(write_fd)
-
-
 def _large_array(env, size):
     del env
     return np.arange(size, dtype=np.float64)
@@ -314,37 +109,6 @@ def test_replies_larger_than_a_pipe_reach_the_parent():
             np.testing.assert_array_equal(array, np.arange(size, dtype=np.float64))
     finally:
         batch.close()
-
-
-def test_a_countdown_lock_never_released_does_not_hang_the_parent(monkeypatch):
-    # As when a worker died holding the lock: the parent still asks to be
-    # woken, after a while, and its wait then sees the death.
-    monkeypatch.setattr(parallel._Countdown, 'LOCK_SECONDS', 0.1)
-    countdown = parallel._Countdown(multiprocessing.get_context('forkserver'), 1)
-    try:
-        countdown._lock.acquire()
-        assert countdown.start_waiting()
-    finally:
-        countdown.close()
-
-
-def test_replies_keep_numpy_scalars_exact():
-    info = {
-        'float16': np.float16(0.1), 'float32': np.float32(np.pi), 'float64': np.float64(1e-310),
-        'nan': np.float64('nan'), 'inf': np.float32('-inf'), 'bool': np.bool_(True),
-        'int8': np.int8(-128), 'int16': np.int16(-32768), 'int32': np.int32(2**31 - 1),
-        'int64': np.int64(-2**63), 'uint8': np.uint8(255), 'uint16': np.uint16(65535),
-        'uint32': np.uint32(2**32 - 1), 'uint64': np.uint64(2**64 - 1),
-        'python': [1.5, 2, True, 'text'], 'array': np.arange(3, dtype=np.float32)}
-    read_fd, write_fd = os.pipe()
-    try:
-        parallel._write(write_fd, parallel._encode(parallel._RESULT, ({3: info}, {})))
-        kind, (infos, first_infos) = parallel._read(read_fd)
-    finally:
-        os.close(read_fd)
-        os.close(write_fd)
-    assert kind == parallel._RESULT and first_infos == {}
-    testing.assert_identical(infos[3], info)
 
 
 def test_step_infos_of_one_schema_come_back_exactly_through_shared_columns():
