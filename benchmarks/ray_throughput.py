@@ -32,13 +32,9 @@ import numpy as np
 import ray
 
 from agents.tools import batch_env
-from agents.tools import ray_env
 from agents.tools import wrappers
-
-try:
-    from agents.tools import parallel_batch_env
-except ImportError:
-    parallel_batch_env = None
+from agents.tools.envs import parallel
+from agents.tools.envs import ray as ray_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,10 +81,9 @@ def backends(num_envs):
             [constructor() for _ in range(num_envs)], blocking=True),
         LOCAL_PROCESSES: lambda constructor: batch_env.BatchEnv(
             [wrappers.ExternalProcess(constructor) for _ in range(num_envs)], blocking=False),
+        'ParallelBatchEnv': lambda constructor: parallel.ParallelBatchEnv(
+            [constructor] * num_envs),
     }
-    if parallel_batch_env:
-        table['ParallelBatchEnv'] = lambda constructor: parallel_batch_env.ParallelBatchEnv(
-            [constructor] * num_envs)
     table['Ray, 1 env per actor'] = ray_batch(1)
     if num_envs > 1:
         table[f'Ray, {num_envs // 2} envs per actor'] = ray_batch(num_envs // 2)

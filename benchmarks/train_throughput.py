@@ -106,14 +106,14 @@ def main():
     parser.add_argument('--steps_per_run', default=f'1,{default_steps_per_run}')
     args = parser.parse_args()
     backends = args.backends.split(',')
-    counts = [int(each) for each in args.steps_per_run.split(',')]
+    steps_per_run_values = [int(each) for each in args.steps_per_run.split(',')]
     rows = []
     sb3 = measure_sb3(args.num_envs, args.updates)
     for is_training, kind in ((True, 'BatchPPO'), (False, 'BatchPPO collection only')):
         for backend in backends:
-            for count in counts:
-                rows.append((kind, backend, count, measure_batchppo(
-                    pendulum_config(args.num_envs), args.updates, backend, count,
+            for steps_per_run in steps_per_run_values:
+                rows.append((kind, backend, steps_per_run, measure_batchppo(
+                    pendulum_config(args.num_envs), args.updates, backend, steps_per_run,
                     is_training)))
     if sb3 is not None:
         rows.append(('stable-baselines3 PPO (DummyVecEnv)', '', '', sb3))
@@ -123,9 +123,9 @@ def main():
           f'({args.updates} updates of {config.rollout_length * args.num_envs} steps)\n')
     print('| trainer | backend | steps per run | env steps/s | ratio to SB3 |')
     print('|---|---|---:|---:|---:|')
-    for name, backend, count, rate in rows:
+    for name, backend, steps_per_run, rate in rows:
         ratio = f'{rate / sb3:.2f}x' if sb3 else 'n/a'
-        print(f'| {name} | {backend} | {count} | {rate:,.0f} | {ratio} |')
+        print(f'| {name} | {backend} | {steps_per_run} | {rate:,.0f} | {ratio} |')
     if sb3 is None:
         print('\nstable-baselines3 is not installed: pip install torch==2.13.0 stable-baselines3')
     print(f'\nCommand: python benchmarks/train_throughput.py --num_envs {args.num_envs} '

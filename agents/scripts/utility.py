@@ -216,7 +216,7 @@ def define_simulation_graph(batch_env, algorithm, config, loop=None):
         `algorithm(batch_env, step, is_training, should_log, config)`.
       config: Configuration; its `seed`, if set, becomes the graph seed.
       loop: `tools.Loop` whose phases run the operation, which then makes the
-        loop's `run_steps` steps per run and advances its global step after
+        loop's `steps_per_run` steps per run and advances its global step after
         each; one step per run, leaving the global step, if None.
 
     Returns:
@@ -228,15 +228,15 @@ def define_simulation_graph(batch_env, algorithm, config, loop=None):
     is_training = tf.compat.v1.placeholder(tf.bool, (), name='is_training')
     if loop:
         step, should_log, force_reset = loop.step, loop.log, loop.reset
-        steps, after_step = loop.run_steps, loop.advance_step
+        steps_per_run, after_step = loop.steps_per_run, loop.advance_step
     else:
         step = tf.compat.v1.train.get_or_create_global_step()
         should_log = tf.compat.v1.placeholder(tf.bool, (), name='should_log')
         force_reset = tf.compat.v1.placeholder(tf.bool, (), name='force_reset')
-        steps = after_step = None
+        steps_per_run = after_step = None
     algo = algorithm(batch_env, step, is_training, should_log, config)
     done, score, summary = tools.simulate(
-        batch_env, algo, should_log, force_reset, steps, after_step)
+        batch_env, algo, should_log, force_reset, steps_per_run, after_step)
     logging.info('Graph contains %d trainable variables.', tools.count_weights())
     return tools.AttrDict(
         step=step, is_training=is_training, should_log=should_log,

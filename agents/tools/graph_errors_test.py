@@ -33,7 +33,7 @@ def test_an_environment_error_inside_a_loop_of_the_graph_is_an_environment_error
     with tf.Graph().as_default():
         envs = [Failing((1,), (1,), 5, 5)]
         batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
-        done, _, _ = tools.simulate(batch_env, tools.MockAlgorithm(envs), steps=3)
+        done, _, _ = tools.simulate(batch_env, tools.MockAlgorithm(envs), steps_per_run=3)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             with pytest.raises(tf.errors.OpError) as error:

@@ -41,10 +41,10 @@ class Loop:
     from a checkpoint continues where it stopped.
 
     One `session.run` of a phase's operation makes several steps, as many as
-    the loop feeds to `run_steps`, and the operation advances the global step
+    the loop feeds to `steps_per_run`, and the operation advances the global step
     after each of them with `advance_step()`, so an algorithm reading the global
     step sees it change step by step: build the operation with
-    `simulate(..., steps=loop.run_steps, after_step=loop.advance_step)`. A step
+    `simulate(..., steps_per_run=loop.steps_per_run, after_step=loop.advance_step)`. A step
     phase's runs never step past its end or past the budget, and a step that
     writes summaries runs alone, so the results and the summaries are those of
     single steps, and an algorithm reading `log` sees it hold for the whole run.
@@ -72,7 +72,7 @@ class Loop:
         self._step = step
         self._log = tf.compat.v1.placeholder(tf.bool, (), 'log') if log is None else log
         self._reset = tf.compat.v1.placeholder(tf.bool, (), 'reset') if reset is None else reset
-        self._run_steps = tf.compat.v1.placeholder(tf.int32, (), 'run_steps')
+        self._steps_per_run = tf.compat.v1.placeholder(tf.int32, (), 'steps_per_run')
         # What each step adds to the global step: the batch size in step phases, else zero.
         self._step_increment = tf.compat.v1.placeholder(self._step.dtype, (), 'step_increment')
         self._phases = []
@@ -93,9 +93,9 @@ class Loop:
         return self._reset
 
     @property
-    def run_steps(self):
+    def steps_per_run(self):
         """Int32 scalar tensor: the number of steps a phase operation makes in one run."""
-        return self._run_steps
+        return self._steps_per_run
 
     def advance_step(self):
         """Build the operation a phase's operation runs after each step.
@@ -112,7 +112,7 @@ class Loop:
                   log_every=None, feed=None, steps_per_run=1):
         """Add a phase to the loop; give it either `steps` or `episodes`.
 
-        The tensors are the outputs of an operation that makes `run_steps`
+        The tensors are the outputs of an operation that makes `steps_per_run`
         steps and calls `advance_step()` after each, see `simulate`.
 
         Args:
@@ -231,16 +231,16 @@ class Loop:
         is_first = True
         while global_step < target:
             should_log = _logs(phase, global_step)
-            count = 1
+            steps_per_run = 1
             # A step that logs runs alone, so the `log` the algorithm reads holds
             # for all of its run; other runs end before the next such step.
-            while (not should_log and count < phase.steps_per_run and
-                   global_step + count * phase.batch_size < target and
-                   not _logs(phase, global_step + count * phase.batch_size)):
-                count += 1
+            while (not should_log and steps_per_run < phase.steps_per_run and
+                   global_step + steps_per_run * phase.batch_size < target and
+                   not _logs(phase, global_step + steps_per_run * phase.batch_size)):
+                steps_per_run += 1
             summary, done, score, new_step = self._run(
-                sess, phase, count, reset=is_first, log=should_log)
-            _check_step(phase, global_step + count * phase.batch_size, new_step)
+                sess, phase, steps_per_run, reset=is_first, log=should_log)
+            _check_step(phase, global_step + steps_per_run * phase.batch_size, new_step)
             scores.extend(score[done])
             if summary and should_log:
                 phase.writer.add_summary(summary, global_step + phase.batch_size)
@@ -251,20 +251,20 @@ class Loop:
         return _result(
             phase.name, global_step, scores, [], global_step - start_step, start_time)
 
-    def _run(self, sess, phase, count, reset, log):
-        """Run `count` steps of the phase's operation.
+    def _run(self, sess, phase, steps_per_run, reset, log):
+        """Run `steps_per_run` steps of the phase's operation.
 
         Returns:
-          Tuple of the summary, the done flags and scores [count, batch], and the
+          Tuple of the summary, the done flags and scores [steps_per_run, batch], and the
           global step after the run.
         """
         feed = dict(phase.feed)
         feed.update({
-            self._run_steps: count, self._reset: reset, self._log: log,
+            self._steps_per_run: steps_per_run, self._reset: reset, self._log: log,
             self._step_increment: phase.batch_size if phase.steps else 0})
         summary, done, score, global_step = sess.run(phase.op, feed)
-        done = np.reshape(done, (count, phase.batch_size))
-        score = np.reshape(score, (count, phase.batch_size))
+        done = np.reshape(done, (steps_per_run, phase.batch_size))
+        score = np.reshape(score, (steps_per_run, phase.batch_size))
         return summary, done, score, int(global_step)
 
     def _run_episode_phase(self, sess, phase, global_step):
@@ -319,7 +319,7 @@ def _check_step(phase, expected, global_step):
     if global_step != expected:
         raise RuntimeError(
             f'The operation of phase {phase.name!r} left the global step at {global_step} '
-            f'instead of {expected}: build it with simulate(..., steps=loop.run_steps, '
+            f'instead of {expected}: build it with simulate(..., steps_per_run=loop.steps_per_run, '
             f'after_step=loop.advance_step).')
 
 

@@ -17,7 +17,7 @@ def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2, steps
     batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
     loop = tools.Loop(logdir)
     done, score, summary = tools.simulate(
-        batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.run_steps,
+        batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.steps_per_run,
         loop.advance_step)
     is_training = tf.compat.v1.placeholder(tf.bool, ())
     loop.add_phase('train', done, score, summary, steps=train_steps,
@@ -167,7 +167,7 @@ def test_an_operation_that_does_not_advance_the_global_step_is_an_error():
         batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
         loop = tools.Loop(None)
         done, score, summary = tools.simulate(
-            batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.run_steps)
+            batch_env, tools.MockAlgorithm(envs), loop.log, loop.reset, loop.steps_per_run)
         loop.add_phase('train', done, score, summary, steps=4)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())

@@ -6,7 +6,7 @@ from agents.tools import streaming_mean
 from agents.tools.ordered_cond import ordered_cond
 
 
-def simulate(batch_env, algo, log=True, reset=False, steps=None, after_step=None):
+def simulate(batch_env, algo, log=True, reset=False, steps_per_run=None, after_step=None):
     """Build the operation that steps the environments and the algorithm together.
 
     In order, the operation resets the environments whose episode is done (all
@@ -17,9 +17,9 @@ def simulate(batch_env, algo, log=True, reset=False, steps=None, after_step=None
     rewards) and length of the current episode of each environment, and logs the
     mean score and length of finished episodes.
 
-    With `steps`, the operation makes that many such steps in a `tf.while_loop`,
-    so one `session.run` advances the environments and the algorithm by several
-    steps, with the same results as that many runs of single steps. `log` and
+    With `steps_per_run`, the operation makes that many such steps in a
+    `tf.while_loop`, so one `session.run` advances the environments and the
+    algorithm by several steps, with the same results as that many runs of single steps. `log` and
     `reset` then apply to the first of them.
 
     Args:
@@ -28,17 +28,17 @@ def simulate(batch_env, algo, log=True, reset=False, steps=None, after_step=None
         `end_episode` methods, each returning a summary string tensor.
       log: Boolean tensor telling whether to write summaries.
       reset: Boolean tensor forcing a reset of all environments.
-      steps: Int32 scalar tensor, the number of steps the operation makes, at
-        least one; one step, with unstacked outputs, if None.
+      steps_per_run: Int32 scalar tensor, the number of steps the operation
+        makes, at least one; one step, with unstacked outputs, if None.
       after_step: Callable building an operation to run after each step and
         before the next, such as advancing a step counter the algorithm reads;
         nothing if None.
 
     Returns:
       Tuple of the done flags [batch], the scores of the current episodes
-      [batch], and a summary string tensor. With `steps`, the done flags and
-      scores after each step, stacked as [steps, batch], and the summary of the
-      first step.
+      [batch], and a summary string tensor. With `steps_per_run`, the done
+      flags and scores after each step, stacked as [steps_per_run, batch], and
+      the summary of the first step.
     """
     with tf.name_scope('simulate'):
         log = tf.convert_to_tensor(log, tf.bool)
@@ -118,22 +118,22 @@ def simulate(batch_env, algo, log=True, reset=False, steps=None, after_step=None
                 with tf.control_dependencies([after_step()]):
                     return tuple(tf.identity(output) for output in outputs)
 
-        if steps is None:
+        if steps_per_run is None:
             return step_and_after(log, reset)
-        return _repeat(step_and_after, steps, log, reset, len(batch_env))
+        return _repeat(step_and_after, steps_per_run, log, reset, len(batch_env))
 
 
-def _repeat(step_fn, steps, log, reset, batch_size):
-    """Run `step_fn(log, reset)` `steps` times in a loop, `log` and `reset` only the first time.
+def _repeat(step_fn, steps_per_run, log, reset, batch_size):
+    """Run `step_fn(log, reset)` `steps_per_run` times in a loop, `log` and `reset` the first.
 
     Every operation of a step waits for the whole previous step, and the
     variables it uses exist outside the loop.
 
     Returns:
-      Tuple of the done flags and scores of each step, stacked as [steps,
-      batch], and the summary of the first step.
+      Tuple of the done flags and scores of each step, stacked as
+      [steps_per_run, batch], and the summary of the first step.
     """
-    steps = tf.convert_to_tensor(steps, tf.int32)
+    steps_per_run = tf.convert_to_tensor(steps_per_run, tf.int32)
 
     def body(index, dones, scores, summary):
         with tf.control_dependencies([index]):
@@ -145,10 +145,10 @@ def _repeat(step_fn, steps, log, reset, batch_size):
                 tf.where(first, step_summary, summary))
 
     arrays = (
-        tf.TensorArray(tf.bool, steps, element_shape=[batch_size]),
-        tf.TensorArray(tf.float32, steps, element_shape=[batch_size]))
+        tf.TensorArray(tf.bool, steps_per_run, element_shape=[batch_size]),
+        tf.TensorArray(tf.float32, steps_per_run, element_shape=[batch_size]))
     _, dones, scores, summary = tf.while_loop(
-        lambda index, *_: index < steps, body, (0,) + arrays + (tf.constant(''),),
+        lambda index, *_: index < steps_per_run, body, (0,) + arrays + (tf.constant(''),),
         parallel_iterations=1)
     return dones.stack(), scores.stack(), summary
 

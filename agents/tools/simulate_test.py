@@ -71,13 +71,15 @@ def test_several_steps_in_one_run_equal_single_steps():
         with tf.Graph().as_default():
             envs = [tools.MockEnvironment((2,), (1,), duration, duration) for duration in (2, 3)]
             batch_env = tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
-            steps = tf.compat.v1.placeholder(tf.int32, ())
+            steps_per_run_tensor = tf.compat.v1.placeholder(tf.int32, ())
             log = tf.compat.v1.placeholder(tf.bool, ())
-            outputs = tools.simulate(batch_env, tools.MockAlgorithm(envs), log, steps=steps)
+            outputs = tools.simulate(
+                batch_env, tools.MockAlgorithm(envs), log, steps_per_run=steps_per_run_tensor)
             with tf.compat.v1.Session() as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 done, score, summary = zip(*[
-                    sess.run(outputs, {steps: steps_per_run, log: True}) for _ in range(runs)])
+                    sess.run(outputs, {steps_per_run_tensor: steps_per_run, log: True})
+                    for _ in range(runs)])
         return np.concatenate(done), np.concatenate(score), summary
 
     done, score, summary = run(1, 6)

@@ -19,7 +19,7 @@ def test_importing_hosting_does_not_import_tensorflow():
     code = (
         'import sys\n'
         'from agents.tools import BatchEnv, ParallelBatchEnv, wrappers\n'
-        'import agents.tools.envs.ray, agents.tools.ray_env, agents.tools.parallel_batch_env\n'
+        'import agents.tools.envs.ray, agents.tools.batch_env, agents.tools.wrappers\n'
         'from agents.tools.envs import BACKENDS, EnvpoolBatchEnv, ProcessBatchEnv, RayBatchEnv\n'
         'assert "tensorflow" not in sys.modules, "hosting imported TensorFlow"\n'
         'assert "ray" not in sys.modules, "hosting imported Ray before it was used"\n'
@@ -29,11 +29,13 @@ def test_importing_hosting_does_not_import_tensorflow():
 
 def test_original_import_paths_still_work():
     from agents.tools.batch_env import BatchEnv
+    from agents.tools.in_graph_batch_env import InGraphBatchEnv
     from agents.tools.mock_environment import MockEnvironment
-    from agents.tools.parallel_batch_env import ParallelBatchEnv
+    from agents.tools.wrappers import ExternalProcess
     assert BatchEnv is tools.BatchEnv is tools.envs.BatchEnv
+    assert ExternalProcess is tools.envs.ExternalProcess
+    assert InGraphBatchEnv is tools.InGraphBatchEnv
     assert MockEnvironment is tools.MockEnvironment
-    assert ParallelBatchEnv is tools.ParallelBatchEnv
     assert callable(tools.simulate) and callable(tools.count_weights)
 
 

@@ -246,5 +246,5 @@ def test_missing_ray_says_how_to_install(monkeypatch):
 def test_package_imports_without_ray():
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import agents.tools, agents.tools.envs.ray, agents.tools.ray_env\n")
+        "import agents.tools, agents.tools.envs.ray\n")
     subprocess.run([sys.executable, '-c', code], check=True, cwd=testing.REPOSITORY)
