@@ -14,19 +14,19 @@ their highest score, and writes the plot.
 import os
 import sys
 
-# Reading event files loads TensorFlow; keep its start-up messages out of the output.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from absl import app
+from absl import flags
+from absl import logging
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
-from absl import logging  # noqa: E402
-
-from agents.scripts import plotting  # noqa: E402
+from agents.scripts import plotting
+from agents.scripts import tensorflow_log
 
 
 def main(argv):
     """Plot the runs the flags name; exit with an error line if there are none."""
     del argv  # Unused.
+    # Reading event files loads TensorFlow.
+    tensorflow_log.import_quietly()
     logging.set_verbosity(logging.WARNING)  # TensorBoard's reader logs every file it opens.
     out = FLAGS.out or os.path.join(FLAGS.logdir, 'plot.png')
     try:

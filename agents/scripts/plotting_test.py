@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from agents.scripts import plotting
+from agents.scripts import tensorflow_log_test
 
 
 def write_scores(run_dir, steps, scores, tag='mean_score', suffix=''):
@@ -125,10 +126,12 @@ def test_command_line_writes_a_png_of_the_runs(tmp_path):
     for seed, offset in enumerate([0.0, 2.0]):
         write_scores(str(tmp_path / f'seed{seed}-pendulum'), [100, 200], [offset, offset + 1])
     environ = dict(os.environ, PYTHONPATH=os.getcwd())
+    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)  # TensorFlow's log at its default level.
     result = subprocess.run(
         [sys.executable, '-m', 'agents.scripts.plot', f'--logdir={tmp_path}'],
         capture_output=True, text=True, env=environ, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
+    tensorflow_log_test.assert_quiet(result.stderr)
     assert 'pendulum: 2 run(s), last evaluation score 2.0' in result.stdout
     assert os.path.getsize(tmp_path / 'plot.png') > 1000
     result = subprocess.run(

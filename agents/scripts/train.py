@@ -18,18 +18,15 @@ import re
 import shutil
 import signal
 
-# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
-# package logs a harmless error that it found no CUDA driver.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from absl import app
+from absl import flags
+from absl import logging
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
-from absl import logging  # noqa: E402
-
-from agents.scripts import command_line  # noqa: E402
-from agents.scripts import interrupts  # noqa: E402
-from agents.scripts import lazy_import  # noqa: E402
-from agents.scripts import progress as progress_lib  # noqa: E402
+from agents.scripts import command_line
+from agents.scripts import interrupts
+from agents.scripts import lazy_import
+from agents.scripts import progress as progress_lib
+from agents.scripts import tensorflow_log
 
 # Loaded on first use, after the flags are parsed: a mistyped flag is reported
 # at once instead of after seconds of importing TensorFlow.
@@ -199,6 +196,7 @@ def safe_name(config_name):
 def main(argv):
     """Train as the flags say; exit with one line saying what to fix or what stopped it."""
     del argv  # Unused.
+    tensorflow_log.import_quietly()
     logging.set_verbosity(logging.INFO)
     logdir = config = None
     try:

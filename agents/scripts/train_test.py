@@ -17,6 +17,7 @@ import tensorflow as tf
 from agents.scripts import configs
 from agents.scripts import environments
 from agents.scripts import networks
+from agents.scripts import tensorflow_log_test
 from agents.scripts import train
 from agents.scripts import utility
 from agents.tools import checkpoints
@@ -301,6 +302,7 @@ def run_command(argv, directory, environ, interrupt_on=None, signum=signal.SIGIN
 
 def _train_command(logdir, user_package, *flags, interrupt_on=None, signum=signal.SIGINT):
     environ = dict(os.environ, PYTHONPATH=f'{user_package}{os.pathsep}{os.getcwd()}')
+    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)  # TensorFlow's log at its default level.
     return run_command(
         [sys.executable, '-m', 'agents.scripts.train', f'--logdir={logdir}', *flags],
         logdir, environ, interrupt_on, signum)
@@ -317,6 +319,8 @@ def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, u
     assert lines[-1] == (
         f'Interrupted by SIGINT. Checkpoint {checkpoint} is safe; resume with: python -m '
         f'agents.scripts.train --logdir={tmp_path} --timestamp=seed0')
+    # Neither the command nor its environment workers print TensorFlow's C++ log.
+    tensorflow_log_test.assert_quiet('\n'.join(lines))
     step = int(checkpoint.rsplit('-', 1)[1])
     assert step > 0
     # Two more cycles of training and evaluation, as the run's new budget.

@@ -15,9 +15,6 @@ import functools
 import json
 import os
 
-# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
-# package logs a harmless error that it found no CUDA driver.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 # Frames are rendered off screen. Without a display driver named, pygame's SDL
 # probes for a display and prints an error when XDG_RUNTIME_DIR is unset.
 os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
@@ -28,12 +25,17 @@ from absl import logging  # noqa: E402
 import gymnasium as gym  # noqa: E402
 import imageio  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from agents.scripts import command_line  # noqa: E402
 from agents.scripts import environments  # noqa: E402
-from agents.scripts import registry  # noqa: E402
-from agents.scripts import utility  # noqa: E402
+from agents.scripts import lazy_import  # noqa: E402
+from agents.scripts import tensorflow_log  # noqa: E402
+
+# Loaded on first use: the worker processes, which import this module when it
+# runs as the main one, never load TensorFlow.
+tf = lazy_import.module('tensorflow')
+registry = lazy_import.module('agents.scripts.registry')
+utility = lazy_import.module('agents.scripts.utility')
 
 _DEFAULT_FPS = 30
 
@@ -234,6 +236,7 @@ def _write_stats(outdir, episodes):
 def main(argv):
     """Record the videos and statistics the flags ask for."""
     del argv  # Unused.
+    tensorflow_log.import_quietly()
     logging.set_verbosity(logging.INFO)
     tf.compat.v1.disable_eager_execution()
     try:

@@ -8,6 +8,7 @@ import sys
 import gymnasium as gym
 import pytest
 
+from agents.scripts import tensorflow_log_test
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
@@ -95,18 +96,31 @@ def test_envpool_backend_is_refused_as_it_cannot_render(tmp_path):
         visualize.visualize(str(tmp_path), str(tmp_path / 'videos'), env_backend='envpool')
 
 
+def test_the_script_loads_tensorflow_only_when_it_runs():
+    # Environment workers import the main module of the process that starts them.
+    result = subprocess.run(
+        [sys.executable, '-X', 'importtime', '-c', 'import agents.scripts.visualize'],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 0, result.stderr[-3000:]
+    imported = [line.rsplit('|', 1)[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith('import time:')]
+    assert 'agents.scripts.visualize' in imported and 'tensorflow' not in imported
+
+
 @pytest.mark.slow  # The library function's test writes videos by default.
 def test_command_line_writes_videos_without_display_errors(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)
     environ = {
         key: value for key, value in os.environ.items()
-        if key not in ('XDG_RUNTIME_DIR', 'SDL_VIDEODRIVER', 'DISPLAY')}
+        if key not in ('XDG_RUNTIME_DIR', 'SDL_VIDEODRIVER', 'DISPLAY', 'TF_CPP_MIN_LOG_LEVEL')}
     environ['PYTHONPATH'] = os.getcwd()
     result = subprocess.run(
         [sys.executable, '-m', 'agents.scripts.visualize', f'--logdir={logdir}',
-         f'--outdir={outdir}', '--num_episodes=1', '--noenv_processes'],
+         f'--outdir={outdir}', '--num_episodes=1'],
         capture_output=True, text=True, env=environ, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert 'XDG_RUNTIME_DIR' not in result.stderr + result.stdout
+    # Nor do its environment workers, which import the script but not TensorFlow.
+    tensorflow_log_test.assert_quiet(result.stderr)
     assert os.path.exists(os.path.join(outdir, 'episode-000.mp4'))
