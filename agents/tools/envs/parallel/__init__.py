@@ -1,11 +1,11 @@
 """The `parallel` backend: a few worker processes step the environments, sharing memory.
 
-`ParallelBatchEnv` spreads the environments over a few workers (by default one
-per core), each stepping its share in a tight loop; actions, results and most
-commands and replies travel through shared memory, not pipes. The parent
-(`parent`) talks to its workers (`worker`) through the channel: `protocol`,
-`commands` and `countdown`. docs/design/parallel.md describes the mechanism and
-the measurements behind it.
+`ParallelBatchEnv` (in `parent`) spreads the environments over a few workers
+(`worker`; by default one per core), each stepping its share (an `env_slice`)
+in a tight loop. Actions and results live in shared memory, and so do most
+commands and replies: the channel is `commands` one way, `countdown` the
+other, with `protocol` for what crosses a pipe. docs/design/parallel.md
+describes the mechanism and the measurements behind it.
 """
 
 from agents.tools.envs.parallel.commands import DEFAULT_SPIN_SECONDS
