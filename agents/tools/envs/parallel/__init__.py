@@ -8,5 +8,4 @@ other, with `protocol` for what crosses a pipe. docs/design/parallel.md
 describes the mechanism and the measurements behind it.
 """
 
-from agents.tools.envs.parallel.commands import DEFAULT_SPIN_SECONDS
 from agents.tools.envs.parallel.parent import ParallelBatchEnv
