@@ -26,16 +26,14 @@ import subprocess
 import sys
 import uuid
 
-# TensorFlow's C++ log shows fatal errors only, as in train.py.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from absl import app
+from absl import flags
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
-
-from agents.scripts import command_line  # noqa: E402
-from agents.scripts import interrupts  # noqa: E402
-from agents.scripts import lazy_import  # noqa: E402
-from agents.tools.schema import ConfigError  # noqa: E402
+from agents.scripts import command_line
+from agents.scripts import interrupts
+from agents.scripts import lazy_import
+from agents.scripts import tensorflow_log
+from agents.tools.schema import ConfigError
 
 # Loaded after the flags are parsed: a mistyped flag is reported at once.
 registry = lazy_import.module('agents.scripts.registry')
@@ -53,6 +51,7 @@ def main(argv):
     except ImportError:
         command_line.exit_with('The tune command needs Optuna: pip install -e .[tune]')
     del argv  # Unused: the command's flags are in FLAGS.
+    tensorflow_log.import_quietly()
     command = ' '.join(
         ['python -m agents.scripts.tune'] + [shlex.quote(arg) for arg in sys.argv[1:]])
     logdir = os.path.expanduser(FLAGS.logdir)

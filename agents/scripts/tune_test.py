@@ -14,6 +14,7 @@ import pytest
 
 from agents.scripts import configs
 from agents.scripts import search_space
+from agents.scripts import tensorflow_log_test
 from agents.scripts import tune_report
 from agents.scripts import tune_study
 from agents.scripts import tune_worker
@@ -162,10 +163,11 @@ def _tune(logdir, *flags, interrupt_on=None, environ=None):
     Returns:
       Tuple of the return code and the lines of its output and of its errors.
     """
+    environ = dict(os.environ, **(environ or {}))
+    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)  # TensorFlow's log at its default level.
     process = subprocess.Popen(
         [sys.executable, '-m', 'agents.scripts.tune', f'--logdir={logdir}', *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, **(environ or {})))
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
     watchdog = threading.Timer(300, process.kill)
     watchdog.start()
     if interrupt_on:
@@ -185,6 +187,8 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
     code, lines, errors = _tune(
         logdir, *flags, '--jobs=2', interrupt_on='trial*/model.ckpt-*.index')
     assert code == 130, '\n'.join(lines + errors)
+    # Neither the command nor its worker processes print TensorFlow's C++ log.
+    tensorflow_log_test.assert_quiet('\n'.join(errors))
     assert errors[-1] == (
         f'Interrupted by SIGINT. The study in {logdir} is kept; resume it with the same '
         f'command: python -m agents.scripts.tune --logdir={logdir} ' + ' '.join(flags) +
@@ -196,6 +200,7 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
 
     code, lines, errors = _tune(logdir, *flags, '--jobs=1')
     assert code == 0, '\n'.join(lines + errors)
+    tensorflow_log_test.assert_quiet('\n'.join(errors))
     assert 'Resuming the study in' in lines[0]
     study = tune_study.open_study(logdir)
     assert len(study.trials) == 2  # The interrupted trials continued, under their numbers.

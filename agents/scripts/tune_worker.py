@@ -24,22 +24,24 @@ import signal
 import sys
 import warnings
 
-# TensorFlow's C++ log shows fatal errors only, as in train.py.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from absl import logging
+import numpy as np
+import optuna
 
-from absl import logging  # noqa: E402
-import numpy as np  # noqa: E402
-import optuna  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from agents.scripts import interrupts
+from agents.scripts import lazy_import
+from agents.scripts import search_space
+from agents.scripts import tensorflow_log
+from agents.scripts import train
+from agents.scripts import tune_study
+from agents.tools import graph_errors
+from agents.tools.schema import ConfigError
 
-from agents.scripts import interrupts  # noqa: E402
-from agents.scripts import registry  # noqa: E402
-from agents.scripts import search_space  # noqa: E402
-from agents.scripts import train  # noqa: E402
-from agents.scripts import tune_study  # noqa: E402
-from agents.scripts import utility  # noqa: E402
-from agents.tools import graph_errors  # noqa: E402
-from agents.tools.schema import ConfigError  # noqa: E402
+# Loaded on first use: the environment workers of a trial's runs, which import
+# this module when it runs as the main one, never load TensorFlow.
+tf = lazy_import.module('tensorflow')
+registry = lazy_import.module('agents.scripts.registry')
+utility = lazy_import.module('agents.scripts.utility')
 
 
 def run(job):
@@ -225,6 +227,7 @@ def _prepare_run(base, config_name, timestamp, overrides):
 
 def main(argv):
     """Run the worker of the JSON job in `argv[1]`; exit quietly when stopped by a signal."""
+    tensorflow_log.import_quietly()
     try:
         run(json.loads(argv[1]))
     except KeyboardInterrupt:
