@@ -18,16 +18,13 @@ import glob
 import os
 import tempfile
 
-# TensorFlow's C++ log shows fatal errors only: without a GPU, the tensorflow
-# package logs a harmless error that it found no CUDA driver.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+from absl import app
+from absl import flags
+from absl import logging
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
-from absl import logging  # noqa: E402
-
-from agents.scripts import command_line  # noqa: E402
-from agents.scripts import lazy_import  # noqa: E402
+from agents.scripts import command_line
+from agents.scripts import lazy_import
+from agents.scripts import tensorflow_log
 
 # Loaded after the flags are checked: bad input is reported at once instead of
 # after seconds of importing TensorFlow.
@@ -69,6 +66,7 @@ def main(argv):
     problem = check_paths(logdir, outdir, FLAGS.force)
     if problem:
         command_line.exit_with(problem)
+    tensorflow_log.import_quietly()
     checkpoint = FLAGS.checkpoint
     if checkpoint and checkpoint != 'best':
         checkpoint = os.path.expanduser(checkpoint)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from agents.scripts import tensorflow_log_test
 from agents.scripts import train
 from agents.scripts import utility
 from agents.tools import checkpoints
@@ -33,9 +34,10 @@ def _export(*flags, cwd, importtime=False):
     """Run the export command; return its exit code, its standard error and its imports."""
     command = [sys.executable] + (['-X', 'importtime'] if importtime else []) + [
         '-m', 'agents.scripts.export', *flags]
+    environ = dict(os.environ, PYTHONPATH=os.getcwd())
+    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)  # TensorFlow's log at its default level.
     result = subprocess.run(
-        command, capture_output=True, text=True, cwd=cwd, timeout=300,
-        env=dict(os.environ, PYTHONPATH=os.getcwd()))
+        command, capture_output=True, text=True, cwd=cwd, timeout=300, env=environ)
     imported = [line.rsplit('|', 1)[-1].strip() for line in result.stderr.splitlines()
                 if line.startswith('import time:')]
     errors = [line for line in result.stderr.splitlines() if not line.startswith('import time:')]
@@ -46,6 +48,7 @@ def test_exports_the_best_checkpoint_and_replaces_an_export_only_when_forced(run
     outdir = tmp_path / 'policy'
     code, errors, _ = _export(f'--logdir={run}', f'--outdir={outdir}', cwd=tmp_path)
     assert code == 0, errors[-20:]
+    tensorflow_log_test.assert_quiet('\n'.join(errors))
     assert sorted(os.listdir(outdir)) == [
         'export.json', 'policy.tflite', 'saved_model.pb', 'variables']
     assert oct(os.stat(outdir).st_mode & 0o777) == oct(0o777 & ~_umask())
