@@ -8,6 +8,8 @@ stay lean. Names are looked up through Gymnasium wrappers, as Gymnasium's and
 SB3's own vector environments look them up.
 """
 
+import os
+
 import gymnasium
 
 
@@ -78,3 +80,8 @@ def is_wrapped(env, wrapper_name):
 def class_name(cls):
     """The module and qualified name of a class, which `is_wrapped` takes."""
     return f'{cls.__module__}.{cls.__qualname__}'
+
+
+def identity(env):
+    """The process and object id of the innermost environment, to tell shared ones apart."""
+    return os.getpid(), id(getattr(env, 'unwrapped', env))

@@ -6,6 +6,7 @@ installed; this module loads PyTorch's Triton, when installed, before them
 (see `load_order`) and nothing else beyond SB3.
 """
 
+import collections
 import warnings
 
 import numpy as np
@@ -42,12 +43,26 @@ class SB3VecEnv(VecEnv):
     'TimeLimit.truncated', and `reset_infos` the info of its reset. `seed` and
     `set_options` apply at the next `reset`. `env_method`, `get_attr`,
     `set_attr`, `env_is_wrapped` and `render` reach the environments where
-    they run.
+    they run, at `indices` that count from the end when negative, as in a
+    list. Dict observations come in an OrderedDict, as DummyVecEnv returns
+    them. Actions come as a batch, or for Dict and Tuple action spaces also as
+    a list of one action per environment; float actions for an integer Box
+    space are converted to its dtype. Constructors that return one shared
+    environment object are refused with ValueError, as DummyVecEnv refuses
+    them.
 
-    Errors are the backend's (see `contract.BaseBatchEnv`): an exception in an
-    environment, a worker that dies or does not answer in time raise
-    `WorkerError`, `WorkerDiedError` or `WorkerTimeoutError`, and after the
-    last two the backend has closed itself.
+    What differs from DummyVecEnv:
+    - An action batch longer than `num_envs` raises ValueError, where
+      DummyVecEnv steps with its first rows: a longer batch is a mistake
+      (a batch meant for another vector environment) better caught at once.
+    - An exception in an environment that runs in a worker process arrives as
+      `WorkerError` (naming the exception, with the worker's traceback); a
+      worker that dies or does not answer in time raises `WorkerDiedError` or
+      `WorkerTimeoutError`, after which the backend has closed itself.
+    - On the shared-memory `parallel` backend, 'terminal_observation' holds
+      rows of the batch in the space's dtype, not the objects the
+      environments returned (a Python int for a Discrete space, float64 for a
+      float32 Box).
     """
 
     def __init__(self, env_fns, backend='parallel', **options):
@@ -73,6 +88,7 @@ class SB3VecEnv(VecEnv):
             raise
         self.backend = backend
         self._observ_layout = batching.BatchLayout(self.observation_space, 'observation')
+        self._action_layout = batching.BatchLayout(self.action_space, 'action')
         self._actions = None
 
     @property
@@ -96,10 +112,21 @@ class SB3VecEnv(VecEnv):
                 self.reset_infos[index] = info
         self._reset_seeds()
         self._reset_options()
-        return observ
+        return self._as_sb3(observ)
 
     def step_async(self, actions):
-        """Keep the actions for `step_wait`, which steps the environments."""
+        """Keep the actions for `step_wait`, which steps the environments.
+
+        Args:
+          actions: A batch of actions; for Dict and Tuple action spaces also,
+            as DummyVecEnv takes them, a list of one action per environment.
+        """
+        if self._action_layout.nested and isinstance(actions, list):
+            if len(actions) != self.num_envs:
+                raise ValueError(
+                    f'Expected one action per environment ({self.num_envs}), got a list of '
+                    f'{len(actions)}.')
+            actions = self._action_layout.stack(actions)
         self._actions = actions
 
     def step_wait(self):
@@ -116,13 +143,15 @@ class SB3VecEnv(VecEnv):
             for info, cut, ended in zip(infos, truncated.tolist(), terminated.tolist())]
         ended = np.flatnonzero(dones)
         if len(ended):
-            for index in ended:
-                infos[index]['terminal_observation'] = self._observ_layout.row(observ, index)
+            own = self._batch.own_observations(ended)
+            for position, index in enumerate(ended):
+                infos[index]['terminal_observation'] = (
+                    own[position] if own is not None else self._observ_layout.row(observ, index))
             first_observ, reset_infos = self._batch.reset(ended)
             self._observ_layout.assign(observ, ended, first_observ)
             for index, info in zip(ended, reset_infos):
                 self.reset_infos[index] = info
-        return observ, reward, dones, infos
+        return self._as_sb3(observ), reward, dones, infos
 
     def close(self):
         """Close the backend: its environments, processes and shared memory."""
@@ -169,8 +198,27 @@ class SB3VecEnv(VecEnv):
             return [None] * self.num_envs
         return self.env_method('render')
 
+    def _as_sb3(self, observ):
+        """Dict observations in an OrderedDict, as SB3's own vector environments return them."""
+        return collections.OrderedDict(observ) if isinstance(observ, dict) else observ
+
     def _apply(self, function, *args, indices):
         return self._batch.apply(function, *args, indices=self._get_indices(indices))
+
+    def _get_indices(self, indices):
+        """The indices as SB3 takes them (None, an int or a sequence), negative ones from the end.
+
+        Raises:
+          IndexError: If an index is out of range, as in a list.
+        """
+        indices = super()._get_indices(indices)
+        size = self.num_envs
+        for index in indices:
+            if not -size <= index < size:
+                raise IndexError(
+                    f'Environment index {index} is out of range: the batch has {size} '
+                    f'environments.')
+        return [index % size for index in indices]
 
     def _options_groups(self):
         """Pairs of reset options (None for none) and the indices of the environments they go to."""

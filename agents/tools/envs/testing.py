@@ -213,6 +213,45 @@ class KeyedEnv(gymnasium.Env):
             'achieved_goal': (200 + self.count + np.asarray(move)).astype(np.float32)}
 
 
+class SampleEnv(gymnasium.Env):
+    """An environment of any observation space whose observations are samples drawn from its seed.
+
+    Its episodes are cut off after `length` steps, and each step's info holds
+    the action it got.
+    """
+
+    def __init__(self, space, length=3, as_lists=False, action_space=None):
+        """Create the environment.
+
+        Args:
+          space: The observation space.
+          length: Steps per episode.
+          as_lists: Return observations of a Box space as nested lists of
+            Python numbers, as some environments do.
+          action_space: The action space; the observation space if None.
+        """
+        self.observation_space = space
+        self.action_space = space if action_space is None else action_space
+        self.length = length
+        self.as_lists = as_lists
+        self._count = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._count = 0
+        return self._observ(), {}
+
+    def step(self, action):
+        self._count += 1
+        return self._observ(), 0.0, False, self._count >= self.length, {'action': action}
+
+    def _observ(self):
+        # Drawn from the environment's seeded generator, so equal seeds give equal values.
+        self.observation_space.seed(int(self.np_random.integers(2 ** 31)))
+        sample = self.observation_space.sample()
+        return sample.tolist() if self.as_lists else sample
+
+
 def seeded(constructor, seed):
     """An environment of the constructor, reset with the seed (which seeds an envpool)."""
     env = constructor()
