@@ -11,11 +11,15 @@ the tests' own code runs unchanged. Tests of the peers' process-based classes
 (SubprocVecEnv, AsyncVectorEnv), which the adapters do not stand in for, are
 left out of every run. Nothing of the peers is copied here.
 
-Get the peers' sources at the versions installed (`pip show stable-baselines3
-gymnasium`), for example:
+Get the peers' sources at versions whose tests fit the installed libraries
+(`pip show stable-baselines3 gymnasium`); the recorded run used these commits:
 
-    git clone --depth 1 --branch v2.9.2 https://github.com/DLR-RM/stable-baselines3 /tmp/sb3
-    git clone --depth 1 --branch v1.4.0 https://github.com/Farama-Foundation/Gymnasium /tmp/gym
+    git clone https://github.com/DLR-RM/stable-baselines3 /tmp/sb3
+    git -C /tmp/sb3 checkout e05d2dbe6eda0acd0ef2e316e3e4065677add3eb
+    git clone https://github.com/Farama-Foundation/Gymnasium /tmp/gym
+    git -C /tmp/gym checkout 3f0476a8cc224dcce2167cc4b6971ae0f04d5cfc
+
+SB3's test_vec_monitor.py needs pandas.
 
 Usage:
   python benchmarks/peer_suites.py --sb3=/tmp/sb3 --gymnasium=/tmp/gym
@@ -124,7 +128,11 @@ def run_suite(checkout, suite, backend, workdir):
     by_file = {name: {} for name in test_files}
     modules = {'tests.' + name[:-len('.py')].replace('/', '.'): name for name in test_files}
     for test_id, outcome in _outcomes(report).items():
-        home = modules.get(test_id.split('::')[0], 'other')
+        # The module, without the class of a test in a class.
+        home = test_id.split('::')[0]
+        while home and home not in modules:
+            home = home.rpartition('.')[0]
+        home = modules.get(home, 'other')
         by_file.setdefault(home, {})[test_id] = outcome
     return by_file
 

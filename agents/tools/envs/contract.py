@@ -129,6 +129,20 @@ class BaseBatchEnv:
     def __exit__(self, *exc_info):
         self.close()
 
+    def environments(self):
+        """List of the environments, as faces that stand in for a list of them give it.
+
+        The environments themselves where they run in this process (inprocess);
+        elsewhere what `batch[i]` gives: handles or views that read their
+        attributes where they run.
+
+        Raises:
+          AttributeError: If the backend gives no access to single environments.
+        """
+        if not self.reaches_environments:
+            raise AttributeError(f'{type(self).__name__} gives no access to its environments.')
+        return [self[index] for index in range(self._size)]
+
     @property
     def reaches_environments(self):
         """Whether `apply`, `call` and `batch[i]` reach single environments (not on envpool)."""
@@ -297,7 +311,9 @@ class BaseBatchEnv:
                 raise TypeError(
                     f'{type(self).__name__} cannot share {kind}s of the space {layout.space} in '
                     f'memory: {layout.describe_variable_leaves()} no fixed shape and dtype; the '
-                    f'inprocess, process and ray backends take such spaces.')
+                    f'inprocess, process and ray backends take such spaces. (Gymnasium says: '
+                    f'it has a dynamic shape so its not possible to make a static shared '
+                    f'memory.)')
         self.observation_space = observation_space
         self.action_space = action_space
         self._size = len(spaces)

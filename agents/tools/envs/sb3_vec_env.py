@@ -16,6 +16,7 @@ from agents.tools.envs import access
 from agents.tools.envs import backends
 from agents.tools.envs import batching
 from agents.tools.envs import errors
+from agents.tools.envs import final_observations
 
 load_order.load_triton_before_tensorflow()
 try:
@@ -44,7 +45,9 @@ class SB3VecEnv(VecEnv):
     `set_options` apply at the next `reset`. `env_method`, `get_attr`,
     `set_attr`, `env_is_wrapped` and `render` reach the environments where
     they run, at `indices` that count from the end when negative, as in a
-    list. Dict observations come in an OrderedDict, as DummyVecEnv returns
+    list; `envs` lists the environments themselves on the inprocess backend,
+    and views reading their attributes where they run on the others. Dict
+    observations come in an OrderedDict, as DummyVecEnv returns
     them. Actions come as a batch, or for Dict and Tuple action spaces also as
     a list of one action per environment; float actions for an integer Box
     space are converted to its dtype. Constructors that return one shared
@@ -59,10 +62,10 @@ class SB3VecEnv(VecEnv):
       `WorkerError` (naming the exception, with the worker's traceback); a
       worker that dies or does not answer in time raises `WorkerDiedError` or
       `WorkerTimeoutError`, after which the backend has closed itself.
-    - On the shared-memory `parallel` backend, 'terminal_observation' holds
-      rows of the batch in the space's dtype, not the objects the
-      environments returned (a Python int for a Discrete space, float64 for a
-      float32 Box).
+    - On the shared-memory `parallel` backend, the environments are built in
+      `final_observations.KeepFinal`, which carries the last observation of
+      an episode, as the environment returned it, to 'terminal_observation'
+      (`env_is_wrapped` does not count it).
     """
 
     def __init__(self, env_fns, backend='parallel', **options):
@@ -78,6 +81,8 @@ class SB3VecEnv(VecEnv):
           ValueError: If the backend is unknown, there are no constructors or
             their spaces differ.
         """
+        if backend == 'parallel':
+            env_fns = final_observations.wrap(env_fns)
         self._batch = backends.make_batch_env(backend, env_fns, **options)
         try:
             super().__init__(
@@ -95,6 +100,11 @@ class SB3VecEnv(VecEnv):
     def batch(self):
         """The backend's batch environment (`contract.BaseBatchEnv`) underneath."""
         return self._batch
+
+    @property
+    def envs(self):
+        """List of the environments, or views of them (see `BaseBatchEnv.environments`)."""
+        return self._batch.environments()
 
     def reset(self):
         """Reset every environment with the seeds and options set for this reset.
@@ -143,7 +153,9 @@ class SB3VecEnv(VecEnv):
             for info, cut, ended in zip(infos, truncated.tolist(), terminated.tolist())]
         ended = np.flatnonzero(dones)
         if len(ended):
-            own = self._batch.own_observations(ended)
+            own = final_observations.pop(infos, ended)
+            if own is None:
+                own = self._batch.own_observations(ended)
             for position, index in enumerate(ended):
                 infos[index]['terminal_observation'] = (
                     own[position] if own is not None else self._observ_layout.row(observ, index))
@@ -177,7 +189,7 @@ class SB3VecEnv(VecEnv):
 
     def set_attr(self, attr_name, value, indices=None):
         """Set an attribute on the outermost wrapper of the environments at `indices`."""
-        self._apply(setattr, attr_name, value, indices=indices)
+        self._apply(access.set_outermost, attr_name, value, indices=indices)
 
     def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
         """List of the results of a method of the environments at `indices`."""

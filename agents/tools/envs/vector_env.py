@@ -13,6 +13,7 @@ from agents.tools.envs import access
 from agents.tools.envs import backends
 from agents.tools.envs import batching
 from agents.tools.envs import contract
+from agents.tools.envs import final_observations
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -53,19 +54,19 @@ class VectorEnv(gymnasium.vector.VectorEnv):
       worker that dies or does not answer in time raises `WorkerDiedError` or
       `WorkerTimeoutError`, after which the backend has closed itself and
       `closed` is True.
-    - There is no `envs` list: the environments live where the backend runs
-      them; `call`, `get_attr` and `set_attr` reach them.
+    - `envs` holds the environments themselves only on the inprocess backend;
+      elsewhere handles or views that read their attributes where they run.
     - Dict actions reach each environment with the keys in the order of
       `single_action_space`; SyncVectorEnv iterates the batched space, whose
       keys Gymnasium sorts.
     - Observations are new arrays at every call whatever `copy` says.
-    - On the shared-memory `parallel` backend: `info['final_obs']` holds rows
-      of the batch in the space's dtype, not the objects the environments
-      returned (a Python int for a Discrete space, float64 for a float32
-      Box); spaces without a fixed shape and dtype are refused, naming the
-      backends that take them; and an environment is reset as soon as its
-      episode ends, so a method called in between sees it reset a step
-      earlier.
+    - On the shared-memory `parallel` backend, spaces without a fixed shape
+      and dtype are refused with TypeError, naming the backends that take
+      them; and an environment is reset as soon as its episode ends, so a
+      method called in between sees it reset a step earlier. Its
+      environments are built in `final_observations.KeepFinal`, which carries
+      the last observation of an episode, as the environment returned it, to
+      `info['final_obs']`.
     """
 
     def __init__(
@@ -108,6 +109,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             # Resets come with options (what remains of the reset_mask's), which
             # would reset an environment the backend had reset ahead a second time.
             options.setdefault('auto_reset', False)
+        if backend == 'parallel':
+            env_fns = final_observations.wrap(env_fns)
         if observation_mode != 'same':
             env_fns = [functools.partial(_ShapeAndDtypeSpace, env_fn) for env_fn in env_fns]
         try:
@@ -115,12 +118,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         except contract.SpacesDifferError as error:
             if error.kind != 'observation':
                 raise
-            hint = (
-                "with observation_mode='same', the sub-environments observation spaces are not "
-                "equivalent. If this is intentional, use `observation_mode='different'` instead."
-                if observation_mode == 'same' else
-                'the sub-environments observation spaces do not share a common shape and dtype.')
-            raise contract.SpacesDifferError('observation', f'{error} That is, {hint}') from None
+            raise contract.SpacesDifferError(
+                'observation', f'{error} {_spaces_differ(observation_mode)}') from None
         self._batch.reward_dtype = np.float64
         self.backend = backend
         self.num_envs = len(self._batch)
@@ -152,6 +151,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     @closed.setter
     def closed(self, value):
         self._closed = value
+
+    @property
+    def envs(self):
+        """List of the environments, or views of them (see `BaseBatchEnv.environments`)."""
+        return self._batch.environments()
 
     @property
     def np_random_seed(self):
@@ -211,8 +215,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                     f'before stepping them again.')
         observ, reward, terminated, truncated, infos = self._batch.step(actions)
         ended = terminated | truncated
+        final_observ = self._final_observations(observ, infos, np.flatnonzero(ended))
         if self.autoreset_mode is AutoresetMode.SAME_STEP and ended.any():
-            info = self._reset_in_same_step(observ, infos, np.flatnonzero(ended))
+            info = self._reset_in_same_step(observ, infos, final_observ)
         else:
             info = self._vector_info(enumerate(infos))
         self._ended = ended
@@ -271,9 +276,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         for space in spaces:
             if not is_space_dtype_shape_equiv(space, self.single_observation_space):
                 raise contract.SpacesDifferError(
-                    'observation', f'The sub-environments observation spaces do not share a '
-                    f'common shape and dtype: single_observation_space='
-                    f'{self.single_observation_space}, sub-environment observation space={space}.')
+                    'observation', _spaces_differ(
+                        observation_mode, f', single_observation_space='
+                        f'{self.single_observation_space}, sub-environment observation '
+                        f'space={space}'))
 
     def close_extras(self, **kwargs):
         """Close the backend: its environments, processes and shared memory."""
@@ -285,20 +291,42 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         observ, reward, terminated, truncated, infos = self._batch.step_or_reset(
             actions, self._ended)
         self._ended = terminated | truncated
+        self._final_observations(observ, infos, np.flatnonzero(self._ended))
         self._observ = observ
         return (self._observ_layout.as_tuples(observ), reward, terminated, truncated,
                 self._vector_info(enumerate(infos)))
 
-    def _reset_in_same_step(self, observ, infos, ended):
+    def _final_observations(self, observ, infos, ended):
+        """The last observations of the environments at `ended`, as they returned them.
+
+        Takes them out of the infos on the `parallel` backend (see
+        `final_observations`); rows of the batch on a backend that keeps
+        nothing else.
+
+        Returns:
+          Dict from the index of each ended environment to its last observation.
+        """
+        own = final_observations.pop(infos, ended)
+        if own is None:
+            own = self._batch.own_observations(ended)
+        if own is None:
+            own = [self._observ_layout.row(observ, index) for index in ended]
+        return dict(zip(ended, own))
+
+    def _reset_in_same_step(self, observ, infos, final_observ):
         """Reset the environments that ended in place of their last observation (SAME_STEP).
+
+        Args:
+          observ: The batch of observations, updated in place.
+          infos: The environments' step infos.
+          final_observ: Dict from the index of each ended environment to its
+            last observation.
 
         Returns:
           The infos, with the last observations and infos of the ended
           environments under 'final_obs' and 'final_info'.
         """
-        own = self._batch.own_observations(ended)
-        final_observ = dict(zip(ended, own if own is not None else [
-            self._observ_layout.row(observ, index) for index in ended]))
+        ended = list(final_observ)
         first_observ, reset_infos = self._batch.reset(ended)
         self._observ_layout.assign(observ, ended, first_observ)
         reset_infos = dict(zip(ended, reset_infos))
@@ -372,6 +400,22 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return mask
 
 
+def _spaces_differ(observation_mode, detail=''):
+    """SyncVectorEnv's message for spaces that differ in an observation mode, quoted.
+
+    Code that matches SyncVectorEnv's message matches this one.
+    """
+    if observation_mode == 'same':
+        return (
+            "(SyncVectorEnv says: SyncVectorEnv(..., observation_mode='same') however the "
+            "sub-environments observation spaces are not equivalent. If this is intentional, "
+            "use `observation_mode='different'` instead.)")
+    return (
+        "(SyncVectorEnv says: SyncVectorEnv(..., observation_mode='different' or custom space) "
+        f"however the sub-environments observation spaces do not share a common shape and "
+        f"dtype{detail}.)")
+
+
 def _check_observation_mode(observation_mode):
     """Refuse an observation mode SyncVectorEnv refuses, with its messages."""
     if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
@@ -390,7 +434,9 @@ class _ShapeAndDtypeSpace(gymnasium.Wrapper):
 
     Environments whose observation spaces differ in bounds only (SyncVectorEnv's
     observation mode 'different') show the backend equal spaces this way, and
-    the backend batches them as it batches equal ones.
+    the backend batches them as it batches equal ones. The backends read the
+    spaces through it, so it is not marked as the faces' own wrapper (see
+    `access`).
     """
 
     def __init__(self, env_fn):
