@@ -71,6 +71,27 @@ def flatten(structure):
     return _flatten(structure)
 
 
+def flatten_up_to(shallow, structure):
+    """Returns the parts of a structure at the leaves of a shallower one, in flatten order.
+
+    Below a leaf of `shallow`, `structure` may hold anything, a list or a dict
+    included, which stays one part: the leaves of a structure of spaces take
+    values such as a list `[0.0]` for a Box.
+
+    Args:
+      shallow: Nested structure whose leaves mark where to stop.
+      structure: Nested structure that nests like `shallow` down to its leaves.
+
+    Returns:
+      Tuple of the parts of `structure`, one per leaf of `shallow`.
+
+    Raises:
+      ValueError: If `structure` does not nest like `shallow`.
+      TypeError: If a dict's keys cannot be sorted.
+    """
+    return _flatten_up_to(shallow, structure, path=())
+
+
 def filter(predicate, *structures, flatten=False):  # pylint: disable=redefined-builtin
     """Keeps only the leaves for which a predicate holds.
 
@@ -200,6 +221,28 @@ def _aligned_leaves(structures):
     """Checks that the structures match and returns tuples of aligned leaves."""
     _map(lambda *leaves: None, structures, path=())
     return builtins.zip(*(_flatten(structure) for structure in structures))
+
+
+def _flatten_up_to(shallow, structure, path):
+    if not _is_container(shallow):
+        return (structure,)
+    if isinstance(shallow, dict):
+        if not isinstance(structure, dict) or set(structure) != set(shallow):
+            got = (f'keys {sorted(structure, key=repr)}'
+                   if isinstance(structure, dict) else type(structure).__name__)
+            raise ValueError(
+                f'Nested structures differ at {_describe(path)}: expected a dict with keys '
+                f'{sorted(shallow, key=repr)}, got {got}.')
+        return tuple(part for key in _sorted_keys(shallow)
+                     for part in _flatten_up_to(shallow[key], structure[key], path + (key,)))
+    if not _is_sequence(structure) or len(structure) != len(shallow):
+        got = (f'length {len(structure)}' if _is_sequence(structure)
+               else type(structure).__name__)
+        raise ValueError(
+            f'Nested structures differ at {_describe(path)}: expected a sequence of length '
+            f'{len(shallow)}, got {got}.')
+    return tuple(part for index, (inner, value) in enumerate(builtins.zip(shallow, structure))
+                 for part in _flatten_up_to(inner, value, path + (index,)))
 
 
 def _flatten(structure):

@@ -174,3 +174,16 @@ def test_map_over_several_dicts_follows_the_first_ones_key_order():
     result = nested.map(lambda x, y: (x, y), {'b': 1, 'a': 2}, {'a': 20, 'b': 10})
     assert list(result.items()) == [('b', (1, 10)), ('a', (2, 20))]
 
+
+def test_flatten_up_to_stops_at_the_leaves_of_the_shallow_structure():
+    shallow = collections.OrderedDict([('b', 'box'), ('a', ('x', 'y'))])
+    value = {'a': ([0.0], {'free': 1}), 'b': [1.0, 2.0]}
+    assert nested.flatten_up_to(shallow, value) == ([0.0], {'free': 1}, [1.0, 2.0])
+    assert nested.flatten_up_to('leaf', [1, 2]) == ([1, 2],)
+
+
+def test_flatten_up_to_names_where_the_structures_differ():
+    with pytest.raises(ValueError, match=r"path \['a'\]: expected a sequence of length 2"):
+        nested.flatten_up_to({'a': (1, 2)}, {'a': (1,)})
+    with pytest.raises(ValueError, match=r"top level: expected a dict with keys \['a'\], got "):
+        nested.flatten_up_to({'a': 1}, [1])

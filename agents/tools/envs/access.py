@@ -8,6 +8,8 @@ stay lean. Names are looked up through Gymnasium wrappers, as Gymnasium's and
 SB3's own vector environments look them up.
 """
 
+import os
+
 import gymnasium
 
 
@@ -22,6 +24,7 @@ def get_attribute(env, name):
     Raises:
       AttributeError: If neither the environment nor its wrappers have it.
     """
+    env = _user_env(env)
     first, *rest = name.split('.')
     if hasattr(env, 'get_wrapper_attr'):
         value = env.get_wrapper_attr(first)
@@ -51,10 +54,16 @@ def set_attribute(env, name, value):
 
     As Gymnasium's `set_wrapper_attr`: on the outermost wrapper if none has it.
     """
+    env = _user_env(env)
     if hasattr(env, 'set_wrapper_attr'):
         env.set_wrapper_attr(name, value)
     else:
         setattr(env, name, value)
+
+
+def set_outermost(env, name, value):
+    """Set the attribute `name` on the outermost wrapper of an environment, as `setattr` would."""
+    setattr(_user_env(env), name, value)
 
 
 def is_wrapped(env, wrapper_name):
@@ -62,12 +71,14 @@ def is_wrapped(env, wrapper_name):
 
     The class is given by name so that checking for, say, SB3's `Monitor`
     does not import SB3 into a worker whose environment does not use it.
+    Wrappers the faces add themselves (see `_user_env`) do not count.
 
     Args:
       env: The environment.
       wrapper_name: Module and qualified name of the wrapper class, as
         `class_name` returns it.
     """
+    env = _user_env(env)
     while isinstance(env, gymnasium.Wrapper):
         if any(class_name(base) == wrapper_name for base in type(env).__mro__):
             return True
@@ -78,3 +89,19 @@ def is_wrapped(env, wrapper_name):
 def class_name(cls):
     """The module and qualified name of a class, which `is_wrapped` takes."""
     return f'{cls.__module__}.{cls.__qualname__}'
+
+
+def identity(env):
+    """The process and object id of the innermost environment, to tell shared ones apart."""
+    return os.getpid(), id(getattr(env, 'unwrapped', env))
+
+
+def _user_env(env):
+    """The environment as its constructor built it, inside the wrappers the faces add.
+
+    Those wrappers (marked `internal_wrapper`) are outermost; reading, setting
+    and calling attributes, and checking for wrappers, start below them.
+    """
+    while getattr(type(env), 'internal_wrapper', False):
+        env = env.env
+    return env

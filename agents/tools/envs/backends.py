@@ -43,7 +43,8 @@ def make_batch_env(backend, constructors, **options):
       **options: Options of the backend, such as `num_workers` of `parallel`.
 
     Raises:
-      ValueError: If the backend is unknown.
+      ValueError: If the backend is unknown, or two constructors returned the
+        same environment object.
 
     Returns:
       The batch environment, a `contract.BaseBatchEnv`.
@@ -51,4 +52,10 @@ def make_batch_env(backend, constructors, **options):
     if backend not in BACKENDS:
         raise ValueError(
             f'Unknown environment backend {backend!r}; choose one of {", ".join(BACKENDS)}.')
-    return BACKENDS[backend](constructors, **options)
+    batch = BACKENDS[backend](constructors, **options)
+    try:
+        contract.check_distinct_environments(batch)
+    except BaseException:
+        batch.close()
+        raise
+    return batch

@@ -21,6 +21,8 @@ class BatchEnv(contract.BaseBatchEnv):
     environments name the environment's index and id.
     """
 
+    takes_variable_size_spaces = True
+
     def __init__(self, envs, blocking):
         """Combine environments into a batch.
 
@@ -37,6 +39,7 @@ class BatchEnv(contract.BaseBatchEnv):
         """
         super().__init__()
         self._envs = list(envs)
+        self._own_observs = {}
         self._blocking = blocking
         self._set_spaces([(env.observation_space, env.action_space) for env in self._envs])
         self._names = [
@@ -46,6 +49,12 @@ class BatchEnv(contract.BaseBatchEnv):
     def __getitem__(self, index):
         """Environment `index` of the batch."""
         return self._envs[index]
+
+    def own_observations(self, indices):
+        """The observations the environments at `indices` returned from their last step."""
+        if not all(index in self._own_observs for index in indices):
+            return None
+        return [self._own_observs[index] for index in indices]
 
     def _step(self, actions, indices):
         actions = self._action_layout.rows(actions)
@@ -63,6 +72,7 @@ class BatchEnv(contract.BaseBatchEnv):
                 self._observ_layout.empty(0), np.zeros(0), np.zeros(0, bool),
                 np.zeros(0, bool), ())
         observs, rewards, terminated, truncated, infos = zip(*transitions)
+        self._own_observs = dict(zip(indices, observs))
         return (
             self._observ_layout.stack(observs),
             np.asarray(rewards, dtype=np.float64),

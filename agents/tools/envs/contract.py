@@ -53,9 +53,19 @@ class BaseBatchEnv:
     faces built on the batch (`vector_env`, `sb3_vec_env`) read, set and call
     attributes of single environments this way.
 
-    Errors: a wrong batch of actions, an index out of range or a wrong number
-    of seeds raises ValueError (TypeError for non-integer actions of an integer
-    space) before any environment is touched. An exception in an environment is
+    Values of spaces without a fixed shape and dtype (Graph, Sequence, Text,
+    OneOf, spaces of your own) are held in object arrays, one value per
+    environment, on the backends that pass values one by one
+    (`takes_variable_size_spaces`: inprocess, process, ray); the others refuse
+    such spaces when the batch is built. Float actions for an integer Box
+    space are converted to its dtype, as NumPy converts (toward zero), since
+    policies for Box spaces emit floats.
+
+    Errors: environments with different spaces raise `SpacesDifferError` (a
+    ValueError). A wrong batch of actions, an index out of range or a wrong
+    number of seeds raises ValueError (TypeError for float actions of a
+    Discrete, MultiDiscrete or MultiBinary space; `batching.NotABatchError`,
+    both, for a scalar) before any environment is touched. An exception in an environment is
     raised as itself when the environment runs in this process, and as
     `errors.WorkerError`, naming the exception and carrying the worker's
     traceback, when it runs in a worker; after a reset the batch is usable
@@ -86,6 +96,9 @@ class BaseBatchEnv:
 
     # The dtype of the rewards `step` returns; float32 or float64.
     reward_dtype = np.float32
+    # Whether the backend takes spaces without a fixed shape and dtype (Graph,
+    # Sequence, Text, OneOf, spaces of your own), which need no shared memory.
+    takes_variable_size_spaces = False
 
     def __init__(self):
         self._closed = False
@@ -115,6 +128,20 @@ class BaseBatchEnv:
 
     def __exit__(self, *exc_info):
         self.close()
+
+    def environments(self):
+        """List of the environments, as faces that stand in for a list of them give it.
+
+        The environments themselves where they run in this process (inprocess);
+        elsewhere what `batch[i]` gives: handles or views that read their
+        attributes where they run.
+
+        Raises:
+          AttributeError: If the backend gives no access to single environments.
+        """
+        if not self.reaches_environments:
+            raise AttributeError(f'{type(self).__name__} gives no access to its environments.')
+        return [self[index] for index in range(self._size)]
 
     @property
     def reaches_environments(self):
@@ -270,18 +297,41 @@ class BaseBatchEnv:
         observation_space, action_space = spaces[0]
         for index, (observ, action) in enumerate(spaces[1:], 1):
             if observ != observation_space:
-                raise ValueError(
-                    f'All environments must have the same observation space: env 0 has '
-                    f'{observation_space} but env {index} has {observ}.')
+                raise SpacesDifferError(
+                    'observation', f'All environments must have the same observation space: '
+                    f'env 0 has {observation_space} but env {index} has {observ}.')
             if action != action_space:
-                raise ValueError(
-                    f'All environments must have the same action space: env 0 has '
+                raise SpacesDifferError(
+                    'action', f'All environments must have the same action space: env 0 has '
                     f'{action_space} but env {index} has {action}.')
         self._observ_layout = batching.BatchLayout(observation_space, 'observation')
         self._action_layout = batching.BatchLayout(action_space, 'action')
+        for layout, kind in ((self._observ_layout, 'observation'), (self._action_layout, 'action')):
+            if not (layout.fixed_size or self.takes_variable_size_spaces):
+                raise TypeError(
+                    f'{type(self).__name__} cannot share {kind}s of the space {layout.space} in '
+                    f'memory: {layout.describe_variable_leaves()} no fixed shape and dtype; the '
+                    f'inprocess, process and ray backends take such spaces. (Gymnasium says: '
+                    f'it has a dynamic shape so its not possible to make a static shared '
+                    f'memory.)')
         self.observation_space = observation_space
         self.action_space = action_space
         self._size = len(spaces)
+
+    def own_observations(self, indices):
+        """The observations the environments at `indices` returned from their last step.
+
+        Each as the environment returned it (a Python number, an array of its
+        own dtype), where the batch holds it converted to the space's dtype.
+        The faces give these as last observations of ended episodes, as the
+        peers do.
+
+        Returns:
+          List of the observations in the order of `indices`, or None if the
+          backend keeps only the batch (as the shared-memory `parallel` does).
+        """
+        del indices
+        return None
 
     def _step(self, actions, indices):
         """Step environments with checked actions.
@@ -383,6 +433,44 @@ class BaseBatchEnv:
         if len(seeds) != count:
             raise ValueError(f'Got {len(seeds)} seeds for {count} environments to reset.')
         return seeds
+
+
+class SpacesDifferError(ValueError, RuntimeError):
+    """The environments of a batch have different observation or action spaces.
+
+    A ValueError, as every bad input, and the RuntimeError that Gymnasium's
+    vector environments raise for it.
+
+    Attributes:
+      kind: 'observation' or 'action'.
+    """
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def check_distinct_environments(batch):
+    """Refuse a batch in which two slots hold one environment object.
+
+    A constructor that returns an environment it closes over, rather than a
+    new one, gives every slot of its process that one object, whose state
+    they then share silently. The check runs where the environments live;
+    backends that do not reach single environments (envpool) build their own.
+
+    Raises:
+      ValueError: If two environments of the batch are the same object.
+    """
+    if not batch.reaches_environments:
+        return
+    first_slot = {}
+    for index, identity in enumerate(batch.apply(access.identity)):
+        if identity in first_slot:
+            raise ValueError(
+                f'Environments {first_slot[identity]} and {index} are the same object: each '
+                f'constructor must return a new environment, not one it shares '
+                f'(lambda: env gives every slot that one env).')
+        first_slot[identity] = index
 
 
 def startup_timeout(timeout):

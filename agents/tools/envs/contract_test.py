@@ -307,6 +307,9 @@ def test_bad_input_is_refused_before_any_environment_steps(make_batch):
         batch.step(np.zeros((3, 2), np.int64))
     with pytest.raises(TypeError, match='integer actions'):
         batch.step([0.5, 1.0, 0.0])
+    with pytest.raises(TypeError, match='got a scalar') as caught:
+        batch.step(1)
+    assert isinstance(caught.value, ValueError)
     with pytest.raises(ValueError, match='index 3 is out of range'):
         batch.reset([3])
     with pytest.raises(ValueError, match='2 seeds for 1'):
@@ -319,8 +322,9 @@ def test_bad_constructors_and_different_spaces_are_refused(make_batch):
         make_batch([])
     with pytest.raises(TypeError, match='zero-argument callable'):
         make_batch([_pendulum()])
-    with pytest.raises(ValueError, match='same observation space'):
+    with pytest.raises(ValueError, match='same observation space') as caught:
         make_batch([_pendulum, _cartpole])
+    assert isinstance(caught.value, RuntimeError)  # What Gymnasium raises.
 
 
 def test_exception_in_an_environment_names_it_and_the_batch_recovers(make_batch):
@@ -421,6 +425,63 @@ def test_dict_spaces_with_unsorted_keys_keep_every_value_under_its_key(make_batc
         observ = batch.step({key: value[stepped] for key, value in batched.items()}, stepped)[0]
         assert_batch(observ, [expected_envs[index].step(actions[index])[0] for index in stepped],
                      f'step of {stepped} at {step}')
+
+
+# Spaces whose values have no fixed shape and dtype, and one that holds such a space.
+_VARIABLE_SIZE_SPACES = {
+    'Text': gymnasium.spaces.Text(5),
+    'Sequence': gymnasium.spaces.Sequence(gymnasium.spaces.Box(0, 1, (2,), np.float32)),
+    'Graph': gymnasium.spaces.Graph(
+        gymnasium.spaces.Box(0, 1, (2,), np.float32), gymnasium.spaces.Discrete(3)),
+    'OneOf': gymnasium.spaces.OneOf(
+        [gymnasium.spaces.Discrete(2), gymnasium.spaces.Box(0, 1, (2,), np.float32)]),
+    'Dict with Text': gymnasium.spaces.Dict(
+        box=gymnasium.spaces.Box(0, 1, (2,), np.float32), text=gymnasium.spaces.Text(3)),
+}
+
+
+@pytest.mark.parametrize('name', list(_VARIABLE_SIZE_SPACES))
+def test_spaces_without_fixed_shapes_are_batched_as_objects_or_refused_in_one_line(
+        make_batch, name):
+    _skip_unless_any_environment(make_batch)
+    space = _VARIABLE_SIZE_SPACES[name]
+    constructor = functools.partial(testing.SampleEnv, space)
+    if make_batch.backend.startswith('parallel'):
+        with pytest.raises(TypeError) as caught:
+            make_batch([constructor] * 2)
+        message = str(caught.value)
+        assert '\n' not in message and 'no fixed shape and dtype' in message
+        assert 'inprocess, process and ray backends take' in message
+        return
+    batch = make_batch([constructor] * 3)
+    expected_envs = [constructor() for _ in range(3)]
+    layout = envs.batching.BatchLayout(space, 'observation')
+    observ, _ = batch.reset(seeds=[1, 2, 3])
+    expected = [env.reset(seed=seed)[0] for env, seed in zip(expected_envs, [1, 2, 3])]
+    testing.assert_identical(layout.as_tuples(observ), vector_utils.concatenate(
+        space, expected, vector_utils.create_empty_array(space, 3)))
+    actions = [space.sample() for _ in range(3)]
+    result = batch.step(layout.stack(actions))
+    for index, env in enumerate(expected_envs):
+        expected_observ, *_, info = env.step(actions[index])
+        testing.assert_identical(layout.row(result[0], index), expected_observ)
+        testing.assert_identical(result[4][index]['action'], info['action'])
+
+
+def test_list_observations_and_float_actions_for_integer_boxes(make_batch):
+    # Observations of Python lists for a Box, as some environments return them,
+    # and the float actions policies for Box spaces emit, for an integer Box.
+    _skip_unless_any_environment(make_batch)
+    space = gymnasium.spaces.Box(-10, 10, (2,), np.int64)
+    batch = make_batch([functools.partial(testing.SampleEnv, space, as_lists=True)] * 2)
+    observ, _ = batch.reset(seeds=[0, 1])
+    expected = [testing.SampleEnv(space).reset(seed=seed)[0] for seed in (0, 1)]
+    np.testing.assert_array_equal(observ, expected, strict=True)
+    infos = batch.step(np.array([[1.7, -2.5], [0.2, 9.9]]))[4]
+    np.testing.assert_array_equal(  # Converted as NumPy converts, toward zero.
+        [info['action'] for info in infos], np.array([[1, -2], [0, 9]]), strict=True)
+    with pytest.raises(ValueError, match='must be finite'):
+        batch.step(np.array([[np.nan, 0.0], [0.0, 0.0]]))
 
 
 def test_close_is_idempotent_and_final(make_batch):

@@ -48,6 +48,21 @@ def test_exception_in_an_environment_is_raised_as_the_backend_raises_it(make_fac
     np.testing.assert_array_equal(face.step(np.array([0, 0]))[0], np.ones((2, 2)))
 
 
+def test_constructors_returning_one_shared_environment_are_refused(make_face):
+    # Each constructor returns the same object. Where environments would share
+    # it (in one process) the face is refused; elsewhere each has its own copy.
+    env = testing.CountingEnv()
+    try:
+        face = make_face([lambda: env] * 3)
+    except ValueError as error:
+        assert 'are the same object' in str(error) and '\n' not in str(error)
+        return
+    assert make_face.backend.name != 'inprocess'
+    face.reset()
+    face.step(np.array([0, 0, 0]))
+    assert list(face.get_attr('count')) == [1, 1, 1]
+
+
 def test_crashed_environment_raises_worker_died_and_leaves_nothing_behind(make_face):
     _skip_in_process(make_face)
     before = testing.shared_memory_segments()

@@ -6,6 +6,7 @@ installed; this module loads PyTorch's Triton, when installed, before them
 (see `load_order`) and nothing else beyond SB3.
 """
 
+import collections
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ from agents.tools.envs import access
 from agents.tools.envs import backends
 from agents.tools.envs import batching
 from agents.tools.envs import errors
+from agents.tools.envs import final_observations
 
 load_order.load_triton_before_tensorflow()
 try:
@@ -42,12 +44,28 @@ class SB3VecEnv(VecEnv):
     'TimeLimit.truncated', and `reset_infos` the info of its reset. `seed` and
     `set_options` apply at the next `reset`. `env_method`, `get_attr`,
     `set_attr`, `env_is_wrapped` and `render` reach the environments where
-    they run.
+    they run, at `indices` that count from the end when negative, as in a
+    list; `envs` lists the environments themselves on the inprocess backend,
+    and views reading their attributes where they run on the others. Dict
+    observations come in an OrderedDict, as DummyVecEnv returns
+    them. Actions come as a batch, or for Dict and Tuple action spaces also as
+    a list of one action per environment; float actions for an integer Box
+    space are converted to its dtype. Constructors that return one shared
+    environment object are refused with ValueError, as DummyVecEnv refuses
+    them.
 
-    Errors are the backend's (see `contract.BaseBatchEnv`): an exception in an
-    environment, a worker that dies or does not answer in time raise
-    `WorkerError`, `WorkerDiedError` or `WorkerTimeoutError`, and after the
-    last two the backend has closed itself.
+    What differs from DummyVecEnv:
+    - An action batch longer than `num_envs` raises ValueError, where
+      DummyVecEnv steps with its first rows: a longer batch is a mistake
+      (a batch meant for another vector environment) better caught at once.
+    - An exception in an environment that runs in a worker process arrives as
+      `WorkerError` (naming the exception, with the worker's traceback); a
+      worker that dies or does not answer in time raises `WorkerDiedError` or
+      `WorkerTimeoutError`, after which the backend has closed itself.
+    - On the shared-memory `parallel` backend, the environments are built in
+      `final_observations.KeepFinal`, which carries the last observation of
+      an episode, as the environment returned it, to 'terminal_observation'
+      (`env_is_wrapped` does not count it).
     """
 
     def __init__(self, env_fns, backend='parallel', **options):
@@ -63,6 +81,8 @@ class SB3VecEnv(VecEnv):
           ValueError: If the backend is unknown, there are no constructors or
             their spaces differ.
         """
+        if backend == 'parallel':
+            env_fns = final_observations.wrap(env_fns)
         self._batch = backends.make_batch_env(backend, env_fns, **options)
         try:
             super().__init__(
@@ -73,12 +93,18 @@ class SB3VecEnv(VecEnv):
             raise
         self.backend = backend
         self._observ_layout = batching.BatchLayout(self.observation_space, 'observation')
+        self._action_layout = batching.BatchLayout(self.action_space, 'action')
         self._actions = None
 
     @property
     def batch(self):
         """The backend's batch environment (`contract.BaseBatchEnv`) underneath."""
         return self._batch
+
+    @property
+    def envs(self):
+        """List of the environments, or views of them (see `BaseBatchEnv.environments`)."""
+        return self._batch.environments()
 
     def reset(self):
         """Reset every environment with the seeds and options set for this reset.
@@ -96,10 +122,21 @@ class SB3VecEnv(VecEnv):
                 self.reset_infos[index] = info
         self._reset_seeds()
         self._reset_options()
-        return observ
+        return self._as_sb3(observ)
 
     def step_async(self, actions):
-        """Keep the actions for `step_wait`, which steps the environments."""
+        """Keep the actions for `step_wait`, which steps the environments.
+
+        Args:
+          actions: A batch of actions; for Dict and Tuple action spaces also,
+            as DummyVecEnv takes them, a list of one action per environment.
+        """
+        if self._action_layout.nested and isinstance(actions, list):
+            if len(actions) != self.num_envs:
+                raise ValueError(
+                    f'Expected one action per environment ({self.num_envs}), got a list of '
+                    f'{len(actions)}.')
+            actions = self._action_layout.stack(actions)
         self._actions = actions
 
     def step_wait(self):
@@ -116,13 +153,17 @@ class SB3VecEnv(VecEnv):
             for info, cut, ended in zip(infos, truncated.tolist(), terminated.tolist())]
         ended = np.flatnonzero(dones)
         if len(ended):
-            for index in ended:
-                infos[index]['terminal_observation'] = self._observ_layout.row(observ, index)
+            own = final_observations.pop(infos, ended)
+            if own is None:
+                own = self._batch.own_observations(ended)
+            for position, index in enumerate(ended):
+                infos[index]['terminal_observation'] = (
+                    own[position] if own is not None else self._observ_layout.row(observ, index))
             first_observ, reset_infos = self._batch.reset(ended)
             self._observ_layout.assign(observ, ended, first_observ)
             for index, info in zip(ended, reset_infos):
                 self.reset_infos[index] = info
-        return observ, reward, dones, infos
+        return self._as_sb3(observ), reward, dones, infos
 
     def close(self):
         """Close the backend: its environments, processes and shared memory."""
@@ -148,7 +189,7 @@ class SB3VecEnv(VecEnv):
 
     def set_attr(self, attr_name, value, indices=None):
         """Set an attribute on the outermost wrapper of the environments at `indices`."""
-        self._apply(setattr, attr_name, value, indices=indices)
+        self._apply(access.set_outermost, attr_name, value, indices=indices)
 
     def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
         """List of the results of a method of the environments at `indices`."""
@@ -169,8 +210,27 @@ class SB3VecEnv(VecEnv):
             return [None] * self.num_envs
         return self.env_method('render')
 
+    def _as_sb3(self, observ):
+        """Dict observations in an OrderedDict, as SB3's own vector environments return them."""
+        return collections.OrderedDict(observ) if isinstance(observ, dict) else observ
+
     def _apply(self, function, *args, indices):
         return self._batch.apply(function, *args, indices=self._get_indices(indices))
+
+    def _get_indices(self, indices):
+        """The indices as SB3 takes them (None, an int or a sequence), negative ones from the end.
+
+        Raises:
+          IndexError: If an index is out of range, as in a list.
+        """
+        indices = super()._get_indices(indices)
+        size = self.num_envs
+        for index in indices:
+            if not -size <= index < size:
+                raise IndexError(
+                    f'Environment index {index} is out of range: the batch has {size} '
+                    f'environments.')
+        return [index % size for index in indices]
 
     def _options_groups(self):
         """Pairs of reset options (None for none) and the indices of the environments they go to."""

@@ -86,8 +86,48 @@ def test_dict_spaces_with_unsorted_keys_as_dummy_vec_env(make_sb3_vec_env):
                    for key in dummy.action_space.spaces}
         testing.assert_identical(ours.step(batched), expected, f'step {step}')
         terminals += sum('terminal_observation' in info for info in expected[3])
+        actions = [dummy.action_space.sample() for _ in range(3)]
+        # A list of one action per environment, as DummyVecEnv takes them.
+        testing.assert_identical(ours.step(actions), dummy.step(actions), f'list {step}')
     assert terminals >= 4
     dummy.close()
+
+
+def test_terminal_observations_are_the_environments_own_objects(make_sb3_vec_env):
+    # CountingEnv returns Python ints for its Discrete space, where batches
+    # hold int64s.
+    env_fns = [functools.partial(
+        testing.CountingEnv, length, observation_space=gymnasium.spaces.Discrete(9))
+        for length in (2, 3, 4)]
+    ours, dummy = make_sb3_vec_env(env_fns), DummyVecEnv(env_fns)
+    testing.assert_identical(ours.reset(), dummy.reset())
+    for step in range(5):
+        expected = dummy.step(np.array([0, 1, 2]))
+        result = ours.step(np.array([0, 1, 2]))
+        testing.assert_identical(result, expected, f'step {step}')
+    dummy.close()
+
+
+def test_indices_count_from_the_end_when_negative(make_sb3_vec_env):
+    env_fns = [functools.partial(testing.counting_in_time_limit, length) for length in (3, 4, 5)]
+    ours, dummy = make_sb3_vec_env(env_fns), DummyVecEnv(env_fns)
+    for env in (ours, dummy):
+        env.set_attr('marker', 'last', indices=[-1])
+        env.set_attr('marker', 'first', indices=-3)
+    assert ours.get_attr('length', indices=[0, -1]) == dummy.get_attr('length', indices=[0, -1])
+    assert ours.get_attr('marker', indices=[0, 2]) == ['first', 'last']
+    assert ours.env_method('scaled_count', 2, indices=[-2]) == [0]
+    with pytest.raises(IndexError, match='index -4 is out of range'):
+        ours.get_attr('length', indices=[-4])
+    dummy.close()
+
+
+def test_over_long_action_batches_are_refused(make_sb3_vec_env):
+    ours = make_sb3_vec_env(testing.counting_envs())
+    ours.reset()
+    # DummyVecEnv steps with the first rows; a longer batch is a mistake here.
+    with pytest.raises(ValueError, match=r'one action per environment \(3\), got a batch of 4'):
+        ours.step(np.zeros(4, np.int64))
 
 
 def test_seeds_and_options_apply_at_the_next_reset(make_sb3_vec_env):

@@ -135,7 +135,46 @@ class CountingEnv(gymnasium.Env):
         return np.full(space.shape, self.count, space.dtype)
 
 
-class NestedEnv(gymnasium.Env):
+class SampleEnv(gymnasium.Env):
+    """An environment of any observation space whose observations are samples drawn from its seed.
+
+    Its episodes are cut off after `length` steps, and each step's info holds
+    the action it got.
+    """
+
+    def __init__(self, space, length=3, as_lists=False, action_space=None):
+        """Create the environment.
+
+        Args:
+          space: The observation space.
+          length: Steps per episode.
+          as_lists: Return observations of a Box space as nested lists of
+            Python numbers, as some environments do.
+          action_space: The action space; the observation space if None.
+        """
+        self.observation_space = space
+        self.action_space = space if action_space is None else action_space
+        self.length = length
+        self.as_lists = as_lists
+        self._count = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._count = 0
+        return self._observ(), {}
+
+    def step(self, action):
+        self._count += 1
+        return self._observ(), 0.0, False, self._count >= self.length, {'action': action}
+
+    def _observ(self):
+        # Drawn from the environment's seeded generator, so equal seeds give equal values.
+        self.observation_space.seed(int(self.np_random.integers(2 ** 31)))
+        sample = self.observation_space.sample()
+        return sample.tolist() if self.as_lists else sample
+
+
+class NestedEnv(SampleEnv):
     """An environment with Dict or Tuple observations whose values follow its seed."""
 
     def __init__(self, kind='dict'):
@@ -150,26 +189,14 @@ class NestedEnv(gymnasium.Env):
         goal = spaces.Discrete(5)
         image = spaces.Box(0, 255, (3, 2), np.uint8)
         if kind == 'dict':
-            self.observation_space = spaces.Dict(
-                {'position': position, 'sensors': spaces.Tuple((goal, image))})
+            space = spaces.Dict({'position': position, 'sensors': spaces.Tuple((goal, image))})
         else:
-            self.observation_space = spaces.Tuple((position, spaces.Dict({'goal': goal})))
-        self.action_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
-        self._count = 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self._count = 0
-        return self._observ(), {}
+            space = spaces.Tuple((position, spaces.Dict({'goal': goal})))
+        super().__init__(space, length=5, action_space=spaces.Box(-1.0, 1.0, (2,), np.float32))
 
     def step(self, action):
         self._count += 1
-        return self._observ(), float(np.sum(action)), self._count >= 5, False, {}
-
-    def _observ(self):
-        # Drawn from the environment's seeded generator, so equal seeds give equal values.
-        self.observation_space.seed(int(self.np_random.integers(2 ** 31)))
-        return self.observation_space.sample()
+        return self._observ(), float(np.sum(action)), self._count >= self.length, False, {}
 
 
 class KeyedEnv(gymnasium.Env):

@@ -132,6 +132,74 @@ def test_dict_spaces_with_unsorted_keys_as_sync_vector_env(make_vector_env, mode
     sync.close()
 
 
+_VARIABLE_SIZE = gymnasium.spaces.Tuple([
+    gymnasium.spaces.Text(4),
+    gymnasium.spaces.Sequence(gymnasium.spaces.Discrete(3)),
+    gymnasium.spaces.Graph(
+        gymnasium.spaces.Box(0, 1, (2,), np.float32), gymnasium.spaces.Discrete(3)),
+    gymnasium.spaces.OneOf([gymnasium.spaces.Discrete(2), gymnasium.spaces.Text(2)]),
+    gymnasium.spaces.Box(0, 1, (2,), np.float32)])
+
+
+@pytest.mark.parametrize('mode', [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_spaces_without_fixed_shapes_are_batched_as_sync_vector_env_batches_them(
+        make_vector_env, backend, mode):
+    env_fns = [functools.partial(testing.SampleEnv, _VARIABLE_SIZE, length)
+               for length in (2, 3, 4)]
+    if backend.name == 'parallel':
+        with pytest.raises(TypeError, match='inprocess, process and ray backends take'):
+            make_vector_env(env_fns, autoreset_mode=mode)
+        return
+    ours = make_vector_env(env_fns, autoreset_mode=mode)
+    sync = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=mode)
+    assert ours.observation_space == sync.observation_space
+    assert ours.action_space == sync.action_space
+    run_beside(ours, sync, steps=8, seed=5)
+    sync.close()
+
+
+@pytest.mark.parametrize('observation_mode', [
+    'different',
+    (gymnasium.spaces.Box(0, np.repeat(np.arange(1, 4), 2).reshape(3, 2).astype(np.float32)),
+     gymnasium.spaces.Box(0, 1, (2,), np.float32))])
+def test_observation_spaces_that_differ_in_bounds_as_sync_vector_env(
+        make_vector_env, observation_mode):
+    env_fns = [functools.partial(
+        testing.SampleEnv, gymnasium.spaces.Box(0, high, (2,)),
+        action_space=gymnasium.spaces.Discrete(2)) for high in (1, 2, 3)]
+    ours = make_vector_env(env_fns, observation_mode=observation_mode, autoreset_mode='SameStep')
+    sync = gymnasium.vector.SyncVectorEnv(
+        env_fns, observation_mode=observation_mode, autoreset_mode='SameStep')
+    assert ours.observation_space == sync.observation_space
+    assert ours.single_observation_space == sync.single_observation_space
+    run_beside(ours, sync, steps=5)
+    sync.close()
+    with pytest.raises(RuntimeError, match="not equivalent. .*use `observation_mode='different'`"):
+        make_vector_env(env_fns)
+    different_shapes = [functools.partial(
+        testing.SampleEnv, gymnasium.spaces.Box(0, 1, (size,)),
+        action_space=gymnasium.spaces.Discrete(2)) for size in (1, 2)]
+    with pytest.raises(RuntimeError, match='do not share a common shape and dtype'):
+        make_vector_env(different_shapes, observation_mode='different')
+    with pytest.raises(ValueError, match='Invalid `observation_mode`'):
+        make_vector_env(env_fns, observation_mode='other')
+
+
+def test_final_observations_are_the_environments_own_objects(make_vector_env):
+    # CountingEnv returns Python ints for its Discrete space, where batches
+    # hold int64s.
+    env_fns = [functools.partial(
+        testing.CountingEnv, length, observation_space=gymnasium.spaces.Discrete(9))
+        for length in (2, 3)]
+    ours = make_vector_env(env_fns, autoreset_mode='SameStep')
+    sync = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode='SameStep')
+    testing.assert_identical(ours.reset(), sync.reset())
+    for step in range(4):
+        expected, result = sync.step(np.array([0, 1])), ours.step(np.array([0, 1]))
+        testing.assert_identical(result, expected, f'step {step}')
+    sync.close()
+
+
 def test_infos_are_added_as_gymnasium_adds_them():
     infos = [
         {'int': 1, 'float': 0.5, 'bool': True, 'scalar': np.float32(2.5),
@@ -194,6 +262,8 @@ def test_bad_input_gets_clear_errors(make_vector_env):
         ours.step(np.array([0, 1]))
     with pytest.raises(ValueError, match='length must match num_envs=3'):
         ours.reset(seed=[1, 2])
+    with pytest.raises(TypeError, match='got a scalar'):  # As SyncVectorEnv raises.
+        ours.step(1)
     with pytest.raises(TypeError, match='must be a numpy array'):
         ours.reset(options={'reset_mask': [True, False, True]})
     with pytest.raises(ValueError, match='at least one True'):
