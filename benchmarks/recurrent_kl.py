@@ -47,7 +47,9 @@ for _ in train.train(config, sys.argv[2], 'parallel'):
 
 def train(checkout, steps, logdir):
     """Train the config in `checkout`, writing its summaries under `logdir`."""
-    overrides = dict(OVERRIDES, steps=steps, eval_every=steps, seed=0)
+    # Training summaries are written twice per evaluation interval; evaluations
+    # of one episode keep them frequent and cheap.
+    overrides = dict(OVERRIDES, steps=steps, eval_every=2000, eval_episodes=1, seed=0)
     environment = dict(os.environ, PYTHONPATH=checkout)
     subprocess.run(
         [sys.executable, '-c', _TRAIN, json.dumps(overrides), logdir], cwd=checkout,

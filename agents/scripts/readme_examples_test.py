@@ -42,6 +42,8 @@ NOT_RUN = {
     ('docs/deployment.md', '## Play an episode with TensorFlow and Gymnasium only'):
         'needs an exported policy; the export tests play one',
     ('docs/tuning.md', '## Using the best config'): 'an excerpt of a generated file',
+    ('docs/conformance.md', '## Dict observations in training'):
+        'needs a goal task of your own; agents/scripts/goal_task_test.py trains one',
 }
 
 

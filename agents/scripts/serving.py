@@ -27,6 +27,8 @@ import collections
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 from absl import logging
@@ -255,11 +257,30 @@ def _write_saved_model(
     return checkpoint, signatures
 
 
+# Converts a SavedModel's two signatures to a TFLite file; argv: the SavedModel
+# directory, the file to write.
+_CONVERT_TO_TFLITE = """
+import sys
+import tensorflow as tf
+converter = tf.lite.TFLiteConverter.from_saved_model(
+    sys.argv[1], signature_keys=['serving_default', 'sample'])
+with open(sys.argv[2], 'wb') as file_:
+    file_.write(converter.convert())
+"""
+
+
 def _write_tflite(model_dir, path):
-    converter = tf.lite.TFLiteConverter.from_saved_model(
-        model_dir, signature_keys=['serving_default', 'sample'])
-    with open(path, 'wb') as file_:
-        file_.write(converter.convert())
+    """Convert the SavedModel in a process of its own.
+
+    The converter takes several signatures only when TensorFlow executes
+    eagerly, which a process that has built graphs may no longer do.
+    """
+    result = subprocess.run(
+        [sys.executable, '-c', _CONVERT_TO_TFLITE, model_dir, path], capture_output=True,
+        text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    if result.returncode:
+        lines = result.stderr.strip().splitlines() or ['no error message']
+        raise RuntimeError(f'Converting the SavedModel to TFLite failed: {lines[-1]}')
 
 
 def _agent_observ(observ, units, mapping_dtype):
