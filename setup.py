@@ -51,7 +51,10 @@ setuptools.setup(
         'test': [
             'pytest', 'pytest-xdist', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0',
             'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2', 'optuna>=3'],
-        'bench': ['matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2'],
+        # sb3-contrib's RecurrentPPO is the recurrent peer of benchmarks/learning.py.
+        'bench': [
+            'matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2',
+            'stable-baselines3>=2.0', 'sb3-contrib>=2.0'],
     },
     classifiers=[
         'Programming Language :: Python :: 3',
