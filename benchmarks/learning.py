@@ -356,7 +356,8 @@ def table(results):
             continue
         milestones = [int(task.budget * fraction) for fraction in fractions]
         threshold = 'no threshold' if task.threshold is None else f'threshold {task.threshold:,g}'
-        lines.append(f'\n**{task.env}** ({threshold}, budget {task.budget:,} training steps)\n')
+        lines.append(f'\n**{_title(task)}** ({threshold}, budget {task.budget:,} training '
+                     'steps)\n')
         header = ' | '.join(f'score at {_short(step)}' for step in milestones)
         lines.append(f'| library | seeds | {header} | best so far | steps to threshold | '
                      'time to threshold | wall time (train) |')
@@ -396,6 +397,13 @@ def table(results):
             lines.append(_time_to_peer_best(
                 by_key[task_name, 'agents'], by_key[task_name, 'sb3']))
     return '\n'.join(lines)
+
+
+def _title(task):
+    """The task's Gymnasium id, and the observation entries it hides."""
+    if not task.mask:
+        return task.env
+    return f'{task.env}, observation entries {", ".join(map(str, task.mask))} hidden'
 
 
 def _time_to_peer_best(ours, peers):
@@ -457,7 +465,7 @@ def plot(results, directory):
                 curves[result['library']].append((np.array(steps), np.array(scores)))
         if curves:
             path = os.path.join(directory, f'learning_{task_name}.png')
-            plotting.plot_curves(dict(curves), path, f'{task.env}: evaluation score')
+            plotting.plot_curves(dict(curves), path, f'{_title(task)}: evaluation score')
             paths.append(path)
     return paths
 
