@@ -390,3 +390,28 @@ def test_convert_to_32_bit_rejects_non_finite_rewards_and_observations(bad, dtyp
     large = np.array([np.finfo(observ_dtype).max, -np.finfo(observ_dtype).max, 1.0], observ_dtype)
     with np.errstate(over='ignore'):  # float64's largest values are infinite in float32.
         _assert_same_bits(env.observation(large), _reference_32_bit(large))
+
+
+def test_mask_observation_zeroes_the_chosen_entries_at_reset_and_step():
+    env = wrappers.MaskObservation(gymnasium.make('CartPole-v1'), (3, 1))
+    assert env.observation_space == env.env.observation_space
+    observ, _ = env.reset(seed=0)
+    unmasked = env.env.unwrapped.state
+    np.testing.assert_array_equal(observ[[1, 3]], [0, 0])
+    np.testing.assert_allclose(observ[[0, 2]], np.asarray(unmasked)[[0, 2]], rtol=1e-6)
+    for _ in range(5):
+        observ, *_ = env.step(env.action_space.sample())
+        np.testing.assert_array_equal(observ[[1, 3]], [0, 0])
+        assert observ[0] != 0 or observ[2] != 0
+
+
+@pytest.mark.parametrize('space, indices, message', [
+    (gymnasium.spaces.Discrete(3), (0,), 'needs a Box'),
+    (gymnasium.spaces.Box(-1, 1, (2, 2), np.float32), (4,), r'lie in \[0, 4\)'),
+    (gymnasium.spaces.Box(1, 2, (2,), np.float32), (1,), 'zero lies outside'),
+])
+def test_mask_observation_refuses_what_it_cannot_hide(space, indices, message):
+    env = gymnasium.make('CartPole-v1')
+    env.observation_space = space
+    with pytest.raises(ValueError, match=message):
+        wrappers.MaskObservation(env, indices)
