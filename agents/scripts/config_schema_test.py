@@ -54,6 +54,15 @@ def test_the_network_adds_its_keys_with_their_defaults():
     (dict(network='feed_forward'), "network: 'feed_forward' is not a registered network"),
     (dict(algorithm='ppo2'), "algorithm: 'ppo2' is not a registered algorithm"),
     (dict(action_bounds=(1, -1)), 'action_bounds must be (low, high) with low < high'),
+    (dict(network='recurrent_gaussian'),
+     'minibatch_size applies to feed-forward networks; a recurrent network trains on '
+     'batch_size sequences of chunk_length steps'),
+    (dict(network='recurrent_gaussian', minibatch_size=None, chunk_length=256),
+     'chunk_length 256 exceeds rollout_length 128: chunks are cut from rollouts'),
+    (dict(chunk_length=32),
+     'chunk_length and batch_size apply to recurrent networks; a feed-forward network '
+     'trains on minibatch_size steps'),
+    (dict(batch_size=8), 'chunk_length and batch_size apply to recurrent networks'),
 ])
 def test_bad_values_are_refused_in_one_line(change, message):
     values = configs.pendulum()
