@@ -274,9 +274,11 @@ class PPO:
 
     def _define_experience(self, agent_indices, observ, action, reward, done, next_observ):
         # Read before the filters change, so the stored observations are those
-        # the policy saw.
-        stored_observ, stored_next_observ = self._stored_observ(observ, next_observ)
-        with tf.control_dependencies([stored_observ, stored_next_observ]):
+        # the policy saw; whole episodes keep no observation after a step.
+        rollouts = bool(self._config.rollout_length)
+        stored = self._stored_observ(*((observ, next_observ) if rollouts else (observ,)))
+        stored_observ, stored_next_observ = stored[0], stored[-1]
+        with tf.control_dependencies(list(stored)):
             update_filters = [
                 self._observ_filter.update(observ),
                 self._update_reward_filter(agent_indices, reward, done)]
