@@ -6,7 +6,7 @@ from agents.tools import nested
 
 
 def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_length=None,
-                      batch_size=None, num_epochs=1, padding_value=0):
+                      batch_size=None, num_epochs=1, padding_value=0, jit_compile=False):
     """Calls `consumer_fn` on shuffled mini-batches of sequences for some epochs.
 
     Builds one graph operation that, when run, optionally splits the sequences
@@ -45,6 +45,10 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
       batch_size: Number of chunks per batch; all chunks if None.
       num_epochs: Number of passes over the chunks.
       padding_value: Value written to the steps after each row's length.
+      jit_compile: Run the loop over all batches as one function compiled by
+        XLA. It is compiled again for every new shape of the sequences, so it
+        suits sequences whose shapes stay the same from call to call; the
+        consumer must build only operations that XLA compiles.
 
     Returns:
       Nested structure like `output_template` of the consumer's outputs,
@@ -82,14 +86,19 @@ def iterate_sequences(consumer_fn, output_template, sequences, length, chunk_len
                 tf.argsort(tf.random.uniform([num_epochs, num_chunks]), axis=1), [-1])
 
         def consume_batch(batch_index):
-            indices = order[batch_index * size:(batch_index + 1) * size]
+            indices = tf.slice(order, [batch_index * size], [size])
             batch = {
                 'sequence': nested.map(lambda tensor: tf.gather(tensor, indices), sequences),
                 'length': tf.gather(length, indices),
             }
             return _run_with_side_effects(consumer_fn, batch)
 
-        return _loop_and_stack(consume_batch, output_template, num_batches)
+        def loop():
+            return _loop_and_stack(consume_batch, output_template, num_batches)
+
+        if jit_compile:
+            return tf.function(loop, autograph=False, jit_compile=True)()
+        return loop()
 
 
 def _loop_and_stack(body_fn, output_template, num_iterations):

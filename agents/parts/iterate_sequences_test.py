@@ -141,6 +141,37 @@ def test_optimizer_step_per_batch():
     assert losses[-1] < losses[0]
 
 
+def test_compiled_loop_trains_as_the_plain_one():
+    # The loop over batches as one XLA-compiled function: the same batches, in
+    # the same order, give the same losses and weights, up to float rounding.
+    def train(jit_compile):
+        with tf.Graph().as_default():
+            tf.compat.v1.set_random_seed(0)
+            weight = tf.compat.v1.get_variable(
+                'weight', [3], initializer=tf.compat.v1.zeros_initializer())
+            optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
+
+            def consumer(batch):
+                error = batch['sequence'] - weight
+                mask = tf.sequence_mask(batch['length'], 4, tf.float32)[..., None]
+                loss = tf.reduce_sum(tf.square(error) * mask) / tf.reduce_sum(mask)
+                with tf.control_dependencies([optimizer.minimize(loss)]):
+                    return tf.identity(loss)
+
+            targets = np.random.RandomState(0).normal(size=[6, 8, 3]).astype(np.float32)
+            losses = iterate_sequences(
+                consumer, 0.0, targets, [8, 5, 8, 2, 8, 8], chunk_length=4, batch_size=3,
+                num_epochs=5, jit_compile=jit_compile)
+            with _initialized_session() as sess:
+                return sess.run(losses), sess.run(weight)
+
+    (plain_losses, plain_weight), (losses, weight) = train(False), train(True)
+    assert plain_losses.shape == (18,)  # 11 chunks over 5 epochs, 3 at a time.
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+    np.testing.assert_allclose(weight, plain_weight, rtol=1e-5)
+    assert np.abs(weight).min() > 0.01
+
+
 def test_no_valid_step_fails_clearly():
     with tf.Graph().as_default():
         outputs = iterate_sequences(lambda batch: 0, 0, tf.zeros([2, 3]), [0, 0],

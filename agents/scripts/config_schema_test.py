@@ -63,6 +63,8 @@ def test_the_network_adds_its_keys_with_their_defaults():
      'chunk_length and batch_size apply to recurrent networks; a feed-forward network '
      'trains on minibatch_size steps'),
     (dict(batch_size=8), 'chunk_length and batch_size apply to recurrent networks'),
+    (dict(gradient_graph='xla_update', rollout_length=None),
+     "gradient_graph='xla_update' needs rollout_length"),
 ])
 def test_bad_values_are_refused_in_one_line(change, message):
     values = configs.pendulum()

@@ -3,10 +3,11 @@
 A network is a cell: an object with `state_size`, `output_size`,
 `zero_state(batch_size, dtype)` and `__call__(observ, state)` that maps one
 step of a batch of observations to the step's distribution parameters and
-value estimate. `tf.compat.v1.nn.dynamic_rnn` runs a cell over padded
-sequences `[batch, time, ...]`, so feed-forward and recurrent policies train
-the same way. Feed-forward cells carry a one-unit dummy state, so that every
-network has the same interface.
+value estimate, so `tf.compat.v1.nn.dynamic_rnn` can run any of them over
+padded sequences `[batch, time, ...]`. The entry functions give the same
+outputs faster: feed-forward cells run on all steps at once, and recurrent
+ones loop over time only for their GRU's recurrence. Feed-forward cells carry
+a one-unit dummy state, so that every network has the same interface.
 
 The entry functions `feed_forward_gaussian`, `recurrent_gaussian`,
 `feed_forward_categorical` and `recurrent_categorical` take `(config,
@@ -66,6 +67,10 @@ class NetworkConfig:
 class GRUCell:
     """Gated recurrent unit (Cho et al. 2014).
 
+    As a cell, it takes one step of inputs and the state. Over sequences, the
+    work on the inputs does not depend on the state: `project` does it for all
+    steps at once, and `step` does the rest, one step after another.
+
     Args:
       size: Number of units, the size of the state and the output.
     """
@@ -85,15 +90,49 @@ class GRUCell:
         return tf.zeros([batch_size, self._size], dtype)
 
     def __call__(self, inputs, state):
-        with tf.compat.v1.variable_scope('gru'):
-            gates = _dense(
-                tf.concat([inputs, state], 1), 2 * self._size, tf.sigmoid,
-                bias_initializer=tf.compat.v1.ones_initializer(), name='gates')
-            reset, update = tf.split(gates, 2, 1)
-            candidate = _dense(
-                tf.concat([inputs, reset * state], 1), self._size, tf.tanh, name='candidate')
-            new_state = update * state + (1 - update) * candidate
+        layers = self.layers(inputs.shape[-1])
+        new_state = self.step(layers, self.project(layers, inputs), state)
         return new_state, new_state
+
+    def layers(self, input_size):
+        """The weights of the gates and of the candidate, created on the first call.
+
+        Each layer keeps one weight `[input_size + size, outputs]` over the
+        concatenated input and state; it is returned split into input and
+        state rows.
+        """
+        with tf.compat.v1.variable_scope('gru'):
+            return (
+                _GRULayer.get('gates', input_size, self._size, 2 * self._size,
+                              tf.compat.v1.ones_initializer()),
+                _GRULayer.get('candidate', input_size, self._size, self._size,
+                              tf.compat.v1.zeros_initializer()))
+
+    def project(self, layers, inputs):
+        """The inputs' part of the gates and the candidate, for a batch of steps `[n, features]`."""
+        return tuple(tf.matmul(inputs, layer.input_weight) + layer.bias for layer in layers)
+
+    def step(self, layers, projected, state):
+        """The next state, from one step of `project`'s outputs and the state."""
+        gates, candidate = layers
+        gates_input, candidate_input = projected
+        reset, update = tf.split(
+            tf.sigmoid(gates_input + tf.matmul(state, gates.state_weight)), 2, 1)
+        candidate = tf.tanh(candidate_input + tf.matmul(reset * state, candidate.state_weight))
+        return update * state + (1 - update) * candidate
+
+
+class _GRULayer(collections.namedtuple('_GRULayer', 'input_weight, state_weight, bias')):
+    """A dense layer of a GRU over `[inputs, state]`, its weight split by rows."""
+
+    @classmethod
+    def get(cls, name, input_size, state_size, outputs, bias_initializer):
+        with tf.compat.v1.variable_scope(name):
+            weight = tf.compat.v1.get_variable(
+                'weight', [input_size + state_size, outputs], tf.float32,
+                tf.compat.v1.glorot_uniform_initializer())
+            bias = tf.compat.v1.get_variable('bias', [outputs], tf.float32, bias_initializer)
+        return cls(weight[:input_size], weight[input_size:], bias)
 
 
 class _StatelessCell:
@@ -149,7 +188,12 @@ class FeedForwardGaussian(_StatelessCell):
     def __call__(self, observ, state):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
-            features, state = self._policy_features(observ, state)
+            features = _mlp(observ, self._policy_layers, self._activation)
+        return self._heads(observ, features), state
+
+    def _heads(self, observ, features):
+        """The outputs, from the observations and the policy's last hidden layer."""
+        with tf.compat.v1.variable_scope('policy'):
             mean = _dense(
                 features, self._action_size, self._mean_activation,
                 weight_initializer=_output_initializer(self._init_output_factor), name='mean')
@@ -159,11 +203,7 @@ class FeedForwardGaussian(_StatelessCell):
             log_std = tf.broadcast_to(log_std, tf.shape(mean))
         value = _value_network(
             self._value_input(observ, features), self._value_layers, self._activation)
-        return (mean, log_std, value), state
-
-    def _policy_features(self, observ, state):
-        """The last hidden layer of the policy network, and the next state."""
-        return _mlp(observ, self._policy_layers, self._activation), state
+        return mean, log_std, value
 
     def _value_input(self, observ, policy_features):
         """What the value network reads: the observation alone."""
@@ -174,11 +214,15 @@ class FeedForwardGaussian(_StatelessCell):
 class _GRUPolicy:
     """Makes the last hidden layer of a policy network a GRU, and the network recurrent.
 
-    Mixed in before a feed-forward cell class whose policy reads its last
-    hidden layer through `_policy_features`. The value network reads the GRU's
-    output beside the observation, so it too knows what the observation does
-    not show, and its loss helps the GRU learn to remember it. The state is the
-    GRU state `[batch, policy_layers[-1]]`.
+    Mixed in before a feed-forward cell class whose outputs come from its
+    policy's last hidden layer through `_heads`. The value network reads the
+    GRU's output beside the observation, so it too knows what the observation
+    does not show, and its loss helps the GRU learn to remember it. The state
+    is the GRU state `[batch, policy_layers[-1]]`.
+
+    Over sequences (`unroll`), only the GRU's recurrence runs step by step: the
+    layers before it, its products with the inputs, and the heads after it
+    each run once on all steps.
     """
 
     is_recurrent = True
@@ -197,11 +241,79 @@ class _GRUPolicy:
     def zero_state(self, batch_size, dtype):
         return self._core.zero_state(batch_size, dtype)
 
-    def _policy_features(self, observ, state):
-        return self._core(_mlp(observ, self._policy_layers[:-1], self._activation), state)
+    def __call__(self, observ, state):
+        observ = _flatten(observ)
+        with tf.compat.v1.variable_scope('policy'):
+            features, state = self._core(self._encode(observ), state)
+        return self._heads(observ, features), state
+
+    def unroll(self, observations, length, state, keep):
+        """The outputs over sequences `[batch, time, ...]`, as dynamic_rnn of the cell gives them.
+
+        Args:
+          observations: Tensor `[batch, time, ...]`.
+          length: Integer tensor `[batch]` of valid steps, or None for all.
+          state: The state before the first step, or None for zeros.
+          keep: Float tensor `[batch, time, 1]`, zero at the steps whose state
+            restarts from zeros, or None where none does.
+
+        Returns:
+          Tuple of the outputs `[batch, time, ...]`, zero after each
+          sequence's length, and the state after its last valid step.
+        """
+        batch_size, num_steps = tf.shape(observations)[0], tf.shape(observations)[1]
+        observ = _flatten(_merge_time_axis(observations))
+        with tf.compat.v1.variable_scope('policy'):
+            inputs = self._encode(observ)
+            layers = self._core.layers(inputs.shape[-1])
+            projected = self._core.project(layers, inputs)
+        sequences = tf.nest.map_structure(
+            lambda tensor: _split_time_axis(tensor, batch_size, num_steps), projected)
+        if keep is None:
+            keep = tf.ones([batch_size, num_steps, 1])
+        cell = _ProjectedGRU(self._core, layers)
+        if observations.shape[1] == 1:  # Acting and values: one step needs no loop.
+            features, state = _single_step(cell, (sequences, keep), length, state, batch_size)
+        else:
+            features, state = tf.compat.v1.nn.dynamic_rnn(
+                cell, (sequences, keep), length, initial_state=state, dtype=tf.float32)
+        outputs = self._heads(observ, _merge_time_axis(features))
+        return _restore_time_axis(outputs, batch_size, num_steps, length), state
+
+    def _encode(self, observ):
+        """The policy's hidden layers before the GRU."""
+        return _mlp(observ, self._policy_layers[:-1], self._activation)
 
     def _value_input(self, observ, policy_features):
         return tf.concat([observ, policy_features], 1)
+
+
+class _ProjectedGRU:
+    """The step-by-step part of a GRU, for dynamic_rnn: inputs are `GRUCell.project`'s outputs.
+
+    Its input per step is `(projected, keep)`, where `keep` is `[batch, 1]`,
+    zero at a step whose state restarts from zeros (an episode begins there).
+    """
+
+    def __init__(self, core, layers):
+        self._core = core
+        self._layers = layers
+
+    @property
+    def state_size(self):
+        return self._core.state_size
+
+    @property
+    def output_size(self):
+        return self._core.output_size
+
+    def zero_state(self, batch_size, dtype):
+        return self._core.zero_state(batch_size, dtype)
+
+    def __call__(self, inputs, state):
+        projected, keep = inputs
+        new_state = self._core.step(self._layers, projected, state * keep)
+        return new_state, new_state
 
 
 class RecurrentGaussian(_GRUPolicy, FeedForwardGaussian):
@@ -242,18 +354,19 @@ class FeedForwardCategorical(_StatelessCell):
     def __call__(self, observ, state):
         observ = _flatten(observ)
         with tf.compat.v1.variable_scope('policy'):
-            features, state = self._policy_features(observ, state)
+            features = _mlp(observ, self._policy_layers, self._activation)
+        return self._heads(observ, features), state
+
+    def _heads(self, observ, features):
+        """The outputs, from the observations and the policy's last hidden layer."""
+        with tf.compat.v1.variable_scope('policy'):
             logits = _dense(
                 features, self._num_actions,
                 weight_initializer=_output_initializer(self._init_output_factor),
                 name='logits')
         value = _value_network(
             self._value_input(observ, features), self._value_layers, self._activation)
-        return (logits, value), state
-
-    def _policy_features(self, observ, state):
-        """The last hidden layer of the policy network, and the next state."""
-        return _mlp(observ, self._policy_layers, self._activation), state
+        return logits, value
 
     def _value_input(self, observ, policy_features):
         """What the value network reads: the observation alone."""
@@ -387,52 +500,11 @@ def _run_cell(cell, observations, length, state, reset):
         raise ValueError(
             'Networks need observations of shape [batch, time, ...] with a known shape per '
             f'step, got {shape}.')
-    if not cell.is_recurrent:
-        return _apply_to_all_steps(cell, observations, length, state)
-    inputs = observations
-    if reset is not None:
-        keep = 1.0 - tf.cast(reset, tf.float32)[..., None]
-        cell, inputs = _ResettingCell(cell), (observations, keep)
-    # Outside loops, dynamic_rnn gives the variables it creates a caching
-    # device: they would then be read once per run of the graph, and the update
-    # steps of a training loop would all see the weights from before the loop.
-    with tf.compat.v1.variable_scope(
-            tf.compat.v1.get_variable_scope(), custom_getter=_without_caching):
-        return tf.compat.v1.nn.dynamic_rnn(
-            cell, inputs, length, initial_state=state, dtype=tf.float32)
-
-
-def _without_caching(getter, *args, **kwargs):
-    kwargs['caching_device'] = None
-    return getter(*args, **kwargs)
-
-
-class _ResettingCell:
-    """Runs a recurrent cell from the zero state at the steps where an episode begins.
-
-    Its input per step is `(observ, keep)`, where `keep` is `[batch, 1]`, zero
-    at a step that begins an episode and one elsewhere.
-    """
-
-    is_recurrent = True
-
-    def __init__(self, cell):
-        self._cell = cell
-
-    @property
-    def state_size(self):
-        return self._cell.state_size
-
-    @property
-    def output_size(self):
-        return self._cell.output_size
-
-    def zero_state(self, batch_size, dtype):
-        return self._cell.zero_state(batch_size, dtype)
-
-    def __call__(self, inputs, state):
-        observ, keep = inputs
-        return self._cell(observ, tf.nest.map_structure(lambda part: part * keep, state))
+    with tf.compat.v1.variable_scope('rnn'):
+        if not cell.is_recurrent:
+            return _apply_to_all_steps(cell, observations, length, state)
+        keep = None if reset is None else 1.0 - tf.cast(reset, tf.float32)[..., None]
+        return cell.unroll(observations, length, state, keep)
 
 
 def _apply_to_all_steps(cell, observations, length, state):
@@ -441,27 +513,51 @@ def _apply_to_all_steps(cell, observations, length, state):
     A loop over time steps costs far more than one matrix product over all of
     them, and feed-forward cells do not need it. Outputs after each sequence's
     length are zero (no mask when `length` is None: every step is valid) and
-    the state passes through, as with dynamic_rnn; the variables live in the
-    same 'rnn' scope.
+    the state passes through, as with dynamic_rnn.
     """
     batch_size, num_steps = tf.shape(observations)[0], tf.shape(observations)[1]
     if state is None:
         state = cell.zero_state(batch_size, tf.float32)
-    steps = tf.reshape(
-        observations, tf.concat([[batch_size * num_steps], tf.shape(observations)[2:]], 0))
-    with tf.compat.v1.variable_scope('rnn'):
-        outputs, _ = cell(steps, tf.zeros([batch_size * num_steps, cell.state_size]))
+    outputs, _ = cell(
+        _merge_time_axis(observations), tf.zeros([batch_size * num_steps, cell.state_size]))
+    return _restore_time_axis(outputs, batch_size, num_steps, length), state
+
+
+def _single_step(cell, inputs, length, state, batch_size):
+    """dynamic_rnn's outputs and final state over sequences of one step."""
+    if state is None:
+        state = cell.zero_state(batch_size, tf.float32)
+    output, new_state = cell(tf.nest.map_structure(lambda tensor: tensor[:, 0], inputs), state)
+    if length is not None:
+        valid = (length > 0)[:, None]
+        output = tf.where(valid, output, tf.zeros_like(output))
+        new_state = tf.where(valid, new_state, state)
+    return output[:, None], new_state
+
+
+def _merge_time_axis(tensor):
+    """`[batch, time, ...]` to `[batch * time, ...]`."""
+    return tf.reshape(tensor, tf.concat([[-1], tf.shape(tensor)[2:]], 0))
+
+
+def _split_time_axis(tensor, batch_size, num_steps):
+    """`[batch * time, ...]` to `[batch, time, ...]`."""
+    return tf.reshape(tensor, tf.concat([[batch_size, num_steps], tf.shape(tensor)[1:]], 0))
+
+
+def _restore_time_axis(outputs, batch_size, num_steps, length):
+    """Outputs `[batch * time, ...]` as `[batch, time, ...]`, zero after each sequence's length."""
     valid = None if length is None else tf.sequence_mask(length, num_steps)
 
-    def restore_time_axis(output):
-        output = tf.reshape(output, tf.concat([[batch_size, num_steps], tf.shape(output)[1:]], 0))
+    def restore(output):
+        output = _split_time_axis(output, batch_size, num_steps)
         if valid is None:
             return output
         mask = tf.reshape(valid, tf.concat([tf.shape(valid), tf.ones(
             [output.shape.rank - 2], tf.int32)], 0))
         return tf.where(mask, output, tf.zeros_like(output))
 
-    return tf.nest.map_structure(restore_time_axis, outputs), state
+    return tf.nest.map_structure(restore, outputs)
 
 
 def _value_network(observ, layers, activation):

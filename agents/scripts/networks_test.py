@@ -181,6 +181,39 @@ def test_reset_starts_an_episode_inside_a_sequence_from_zeros(network, action_sp
                in zip(tf.nest.flatten(whole), tf.nest.flatten(carried))) > 1e-4
 
 
+@pytest.mark.parametrize('cell_type, action_space', [
+    (networks.RecurrentGaussian, 3), (networks.RecurrentCategorical, 4)])
+def test_unrolled_network_equals_its_cell_under_dynamic_rnn(cell_type, action_space):
+    # The network runs the layers around the GRU once over all steps; the cell
+    # runs the whole network step by step. Both give the same outputs, zero
+    # after each sequence's length, and the same final state and gradients.
+    observations = _observations(time=5).reshape(2, 5, 4)
+    arguments = dict(
+        policy_layers=(8, 6), value_layers=(7,), init_output_factor=0.5,
+        **({'action_size': action_space, 'init_std': 0.4}
+           if cell_type is networks.RecurrentGaussian else {'num_actions': action_space}))
+    cell = cell_type(**arguments)
+    with tf.Graph().as_default():
+        length = tf.constant([5, 3])
+        with tf.compat.v1.variable_scope('rnn'):
+            cell(tf.zeros([1, 4]), cell.zero_state(1, tf.float32))  # Creates the variables.
+        with tf.compat.v1.variable_scope('', reuse=True):
+            stepped = tf.compat.v1.nn.dynamic_rnn(cell, observations, length, dtype=tf.float32)
+            with tf.compat.v1.variable_scope('rnn'):
+                unrolled = cell.unroll(observations, length, None, None)
+        gradients = [
+            tf.gradients(tf.add_n([tf.reduce_sum(part) for part in tf.nest.flatten(run)]),
+                         tf.compat.v1.trainable_variables())
+            for run in (stepped, unrolled)]
+        names = sorted(variable.name for variable in tf.compat.v1.trainable_variables())
+        with _session() as session:
+            stepped, unrolled, gradients = session.run((stepped, unrolled, gradients))
+    assert 'rnn/policy/gru/gates/weight:0' in names
+    for stepped_part, unrolled_part in zip(
+            tf.nest.flatten((stepped, gradients[0])), tf.nest.flatten((unrolled, gradients[1]))):
+        np.testing.assert_allclose(stepped_part, unrolled_part, rtol=1e-5, atol=1e-6)
+
+
 def test_recurrent_categorical_outputs_logits_and_a_gru_state():
     with tf.Graph().as_default():
         output = networks.recurrent_categorical(

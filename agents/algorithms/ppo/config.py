@@ -25,11 +25,13 @@ class PPOConfig:
         'constant', 'Keep the learning rate, or decay it linearly to zero over `steps`.')
     max_gradient_norm: float | None = key(
         None, 'Clip the gradients to this global norm; no clipping if None.', above=0)
-    gradient_graph: Literal['function', 'inline', 'xla'] = key(
+    gradient_graph: Literal['function', 'inline', 'xla', 'xla_update'] = key(
         'function', "Where each update step computes its loss and gradients: in a function "
         "call of its own, which gets TensorFlow's oneDNN kernels (faster for 256-unit "
         "networks); inline in the training loop, with plain kernels (faster for tiny ones); "
-        "or in a function compiled by XLA (see benchmarks/update_step.py).")
+        "in a function compiled by XLA; or 'xla_update': the whole update, all epochs and "
+        "minibatches, as one function compiled by XLA, fastest where XLA is available "
+        "(rollouts only; see benchmarks/update_step.py).")
     update_every: int = key(
         30, 'Episodes collected before each update (without rollout_length).', at_least=1)
     rollout_length: int | None = key(
@@ -83,6 +85,10 @@ class PPOConfig:
         if self.rollout_length and not self.gae_lambda:
             raise schema.ConfigError(
                 'rollout_length needs gae_lambda; 1.0 gives plain returns')
+        if self.gradient_graph == 'xla_update' and not self.rollout_length:
+            raise schema.ConfigError(
+                "gradient_graph='xla_update' needs rollout_length: the update's shapes change "
+                "with the episodes collected, and XLA would compile it again for each")
         self._check_sequence_keys()
         if self.action_bounds is not None and not self.action_bounds[0] < self.action_bounds[1]:
             raise schema.ConfigError(

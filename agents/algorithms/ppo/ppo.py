@@ -464,7 +464,9 @@ class PPO:
         optimizer = config.optimizer(learning_rate)
         metrics = parts.iterate_sequences(
             functools.partial(self._update_step, optimizer), dict.fromkeys(_UPDATE_METRICS, 0.0),
-            sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1)
+            sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1,
+            jit_compile=config.gradient_graph == 'xla_update')
+        report = _report_skipped_updates(metrics)
         summaries = [
             _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
             for name in _UPDATE_METRICS]
@@ -473,7 +475,7 @@ class PPO:
             _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
             _histogram('training/return', _valid_steps(sequences['return_'], length)),
             _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
-        with tf.control_dependencies(nested.flatten(metrics)):
+        with tf.control_dependencies([*nested.flatten(metrics), report]):
             penalty_summary = self._adjust_penalty(sequences, length)
         return tf.compat.v1.summary.merge(
             summaries + [penalty_summary] + self._weight_summaries())
@@ -487,7 +489,7 @@ class PPO:
         config = self._config
         variables = self._network.trainable_variables
         loss_and_gradients = functools.partial(self._loss_and_gradients, optimizer, variables)
-        if config.gradient_graph != 'inline':
+        if config.gradient_graph in ('function', 'xla'):
             # A function call of its own gets TensorFlow's oneDNN kernels, which the
             # bodies of the training loop and its conditionals do not (see
             # benchmarks/update_step.py). The scripts' sessions keep Grappler from
@@ -499,9 +501,7 @@ class PPO:
         gradient_norm = metrics['gradient_norm']
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         optimize = tools.ordered_cond(
-            is_finite,
-            lambda: optimizer.apply_gradients(zip(gradients, variables)),
-            lambda: _report_skipped_update(loss, gradient_norm))
+            is_finite, lambda: optimizer.apply_gradients(zip(gradients, variables)), tf.no_op)
         metrics['skipped_updates'] = 1.0 - tf.cast(is_finite, tf.float32)
         with tf.control_dependencies([optimize]):
             return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
@@ -683,9 +683,18 @@ def _normalize_valid_steps(tensor, length):
     return utility.mask((tensor - mean) / (tf.sqrt(variance) + 1e-8), length)
 
 
-def _report_skipped_update(loss, gradient_norm):
-    """Print why an update step is skipped; the op the skipped branch runs."""
-    return tf.print(
-        'PPO skipped an update step: the loss or gradients are not finite (loss', loss,
-        ', gradient norm', gradient_norm, '). Check the rewards and observations for '
-        'extreme values.', output_stream=tf.compat.v1.logging.error)
+def _report_skipped_updates(metrics):
+    """Print how many update steps were skipped and why, if any; an op to run after them."""
+    skipped = metrics['skipped_updates']
+    count = tf.reduce_sum(skipped)
+
+    def report():
+        message = tf.print(
+            'PPO skipped', tf.cast(count, tf.int32), 'of', tf.size(skipped),
+            'update steps: the loss or gradients were not finite (gradient norms',
+            metrics['gradient_norm'], '). Check the rewards and observations for extreme '
+            'values.', output_stream=tf.compat.v1.logging.error)
+        with tf.control_dependencies([message]):
+            return tf.constant(True)
+
+    return tf.cond(count > 0, report, lambda: tf.constant(False))

@@ -194,15 +194,24 @@ def test_gradient_clipping_bounds_the_update():
     assert 0 < update_size(1e-3) <= 1e-3 * (1 + 1e-5)
 
 
-@pytest.mark.parametrize('gradient_graph', ['inline', 'xla'])
-def test_every_gradient_graph_trains_alike(gradient_graph):
-    # Same seed, same experience: inline or compiled by XLA, the loss and
-    # gradients move the weights as the function call's do, up to float rounding.
-    config = dict(rollout_length=4, gae_lambda=0.95, minibatch_size=2, update_epochs=2)
+_RECURRENT_ROLLOUTS = dict(
+    network=networks.recurrent_gaussian, minibatch_size=None, chunk_length=2, batch_size=2)
+
+
+@pytest.mark.parametrize('gradient_graph, network', [
+    ('inline', {}), ('xla', {}), ('xla_update', {}), ('xla_update', _RECURRENT_ROLLOUTS)],
+    ids=['inline', 'xla', 'xla_update', 'xla_update-recurrent'])
+def test_every_gradient_graph_trains_alike(gradient_graph, network):
+    # Same seed, same experience: inline, or each step or the whole update
+    # compiled by XLA, the loss and gradients move the weights as the function
+    # call's do, up to float rounding.
+    config = dict(
+        dict(rollout_length=4, gae_lambda=0.95, minibatch_size=2, update_epochs=2), **network)
     plain, compiled = [
         _train_steps(_config(gradient_graph=graph, **config), durations=(3, 3), steps=4, seed=2)
         for graph in ('function', gradient_graph)]
-    assert plain['summary']['training/update_steps'] == 8  # 8 steps, 2 at a time, twice.
+    # 8 steps in chunks of 2 or single steps, 2 at a time, twice.
+    assert plain['summary']['training/update_steps'] == (4 if network else 8)
     assert any(not np.array_equal(a, b) for a, b in zip(plain['before'], plain['after']))
     assert plain['summary']['training/value_loss'] == pytest.approx(
         compiled['summary']['training/value_loss'], rel=1e-4)
@@ -260,15 +269,16 @@ def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection)
     assert result['summary']['training/clip_fraction'] == 0.0
 
 
+@pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
 @pytest.mark.parametrize('network', [
     networks.feed_forward_gaussian, networks.recurrent_gaussian])
-def test_each_update_step_sees_the_weights_of_the_step_before(network):
+def test_each_update_step_sees_the_weights_of_the_step_before(network, gradient_graph):
     # Read once per run of the graph, the weights would stay those from before
     # the update in all of its steps: the policy would not move away from the
     # one that acted, and KL and clipping could never act.
     config = _config(
         network=network, learning_rate=1e-2, update_epochs=3, rollout_length=8,
-        gae_lambda=0.95, objective='clip',
+        gae_lambda=0.95, objective='clip', gradient_graph=gradient_graph,
         **(dict(chunk_length=4, batch_size=2, minibatch_size=None)
            if network is networks.recurrent_gaussian else dict(minibatch_size=4)))
     result = _train_steps(config, durations=(4, 5), steps=8, seed=0)
