@@ -1,22 +1,34 @@
-r"""Wall time of a whole HalfCheetah-v5 training run, against SB3 PPO doing the same work.
+r"""Wall time of a whole HalfCheetah-v5 training run against SB3 PPO doing the same work,
+and where our time goes against the machine's own limits.
 
-Trains the shipped `cheetah` config (8 environments, rollouts of 64 steps,
-256-256 ReLU networks, minibatches of 64 and 20 epochs: 160 gradient steps
-per 512 environment steps) and Stable-Baselines3 PPO set up to do exactly the
-same work: 8 environments in a `DummyVecEnv` (SB3's default) with
-`VecNormalize`, `n_steps=64`, `batch_size=64`, `n_epochs=20`, the same
-networks, initial standard deviation and optimizer settings, PyTorch on one
-thread (faster on 2 cores than two threads beside the environments). Both make the
-same number of environment steps and gradient steps; only training time
-counts (our periodic evaluations are timed apart).
+Trains the `cheetah` config on rl-baselines3-zoo's HalfCheetah schedule,
+pinned here (`ZOO_SCHEDULE`: 8 environments, rollouts of 64 steps, 256-256
+ReLU networks, minibatches of 64 and 20 epochs: 160 gradient steps per 512
+environment steps) whatever the shipped config says, and Stable-Baselines3 PPO
+set up to do exactly the same work: 8 environments in a `DummyVecEnv` (SB3's
+default) with `VecNormalize`, the same networks, initial standard deviation
+and optimizer settings, PyTorch on one thread (faster on 2 cores than two
+threads beside the environments). Both make the same number of environment
+steps and gradient steps; only training time counts (our periodic evaluations
+are timed apart).
 
-For SB3, a callback splits the time into collection and update. For ours,
-the update runs inside the same TensorFlow `session.run` as collection, so
-the collection rate is measured apart, running the policy without learning.
-Our resident memory (trainer and workers) is sampled at every evaluation,
-every `--eval_every` steps.
+For SB3, a callback splits the time into collection and update. For ours, the
+update runs inside the same TensorFlow `session.run` as collection, so the
+collection rate is measured apart (the policy acting without learning), and
+the update's time is the training time less the collection's. Beside them:
 
-    python benchmarks/mujoco_throughput.py                 # 1M steps each: about an hour
+- the env-only rate: the same 8 environments on the same backend, stepped
+  with random actions and no TensorFlow, the bound of collection;
+- the machine's FP32 matmul peak, measured in the training process with the
+  session settings of training: the best of 5 runs of a 2048x2048x2048
+  float32 matmul;
+- the update's arithmetic: the FLOPs of each gradient step's matrix products
+  (forward, and backward to the weights and hidden layers) times the steps;
+- the first graph run: the first phase's time beyond the later phases' rate
+  (graph optimization and XLA compilation);
+- resident memory of the trainer and its workers at every evaluation.
+
+    python benchmarks/mujoco_throughput.py                 # 1M steps each: about 25 minutes
     python benchmarks/mujoco_throughput.py --steps=100000  # minutes
 
 Writes mujoco_throughput.md and .json to benchmarks/results/mujoco_throughput/ (or --out).
@@ -38,33 +50,114 @@ import reporting
 
 CONFIG = 'cheetah'
 ENV = 'HalfCheetah-v5'
+OBSERV_SIZE, ACTION_SIZE = 17, 6  # HalfCheetah-v5's.
+# The work this benchmark measures: rl-baselines3-zoo's HalfCheetah schedule.
+ZOO_SCHEDULE = dict(
+    num_agents=8, rollout_length=64, minibatch_size=64, update_epochs=20,
+    policy_layers=(256, 256), value_layers=(256, 256), activation='relu')
+PEAK_SIZE = 2048
 
 
 def _cheetah_config(steps, eval_every):
     from agents.scripts import utility
     config = utility.make_config(CONFIG)
     with config.unlocked():
+        config.update(ZOO_SCHEDULE)
         config.update(steps=steps, eval_every=eval_every, eval_episodes=1, seed=0)
     return config
 
 
+def gradient_step_flops(observ_size, action_size):
+    """FLOPs of the matrix products of one gradient step of the schedule's two networks.
+
+    Forward, each layer's product; backward, the product to its weights and,
+    but for the first layer, the product to its inputs: two multiply-adds a
+    weight per sample, three for all layers but the first.
+    """
+    flops = 0
+    for layers, outputs in ((ZOO_SCHEDULE['policy_layers'], action_size),
+                            (ZOO_SCHEDULE['value_layers'], 1)):
+        sizes = [observ_size, *layers, outputs]
+        weights = [inputs * outputs for inputs, outputs in zip(sizes[:-1], sizes[1:])]
+        flops += 2 * ZOO_SCHEDULE['minibatch_size'] * (3 * sum(weights) - weights[0])
+    return flops
+
+
+def matmul_peak():
+    """GFLOP/s of a float32 matmul of PEAK_SIZE, the best of 5 runs, with the scripts' session."""
+    import tensorflow as tf
+
+    from agents.scripts import utility
+    with tf.Graph().as_default():
+        matrix = tf.Variable(tf.random.normal([PEAK_SIZE, PEAK_SIZE]))
+        product = tf.reduce_sum(tf.matmul(matrix, matrix))
+        with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            sess.run(matrix.initializer)
+            sess.run(product)
+            seconds = []
+            for _ in range(5):
+                start = time.perf_counter()
+                sess.run(product)
+                seconds.append(time.perf_counter() - start)
+    return 2 * PEAK_SIZE ** 3 / min(seconds) / 1e9
+
+
 def measure_agents(steps, eval_every, backend):
-    """Train our cheetah config for `steps`; return training seconds and memory samples."""
+    """Train the pinned schedule for `steps`, after measuring the matmul peak.
+
+    Returns:
+      Dict of the training seconds, each training phase's steps and seconds,
+      memory samples, the peak in GFLOP/s and the config's `gradient_graph`.
+    """
     from absl import logging
 
     from agents.scripts import train
     logging.set_verbosity(logging.WARNING)
+    peak = matmul_peak()
     config = _cheetah_config(steps, eval_every)
-    seconds, memory = 0.0, []
+    seconds, phases, memory, last_step = 0.0, [], [], 0
     with tempfile.TemporaryDirectory() as logdir:
         for result in train.train(config, logdir, backend):
             if result.phase == 'train':
                 seconds += result.seconds
+                phases.append((result.step - last_step, result.seconds))
+                last_step = result.step
             else:
                 memory.append((result.step, learning.resident_megabytes()))
                 print(f'agents: step {result.step:,}, {seconds / 60:.1f} min training, '
                       f'{memory[-1][1]:,.0f} MiB', flush=True)
-    return dict(seconds=seconds, memory=memory)
+    return dict(seconds=seconds, phases=phases, memory=memory, peak_gflops=peak,
+                gradient_graph=config.gradient_graph)
+
+
+def measure_env_only(steps, backend):
+    """Env steps per second of the schedule's environments alone: random actions, no TensorFlow."""
+    import numpy as np
+
+    from agents.scripts import environments
+    from agents.tools import envs
+    config = _cheetah_config(steps, steps)
+    batch_env = envs.make_batch_env(
+        backend, environments.environment_constructors(config, config.num_agents),
+        return_infos=False)
+    try:
+        random = np.random.default_rng(0)
+        # The training env's action space may be unbounded; HalfCheetah's own is [-1, 1].
+        low = np.maximum(batch_env.action_space.low, -1)
+        high = np.minimum(batch_env.action_space.high, 1)
+        actions = random.uniform(low, high, (64, config.num_agents, *low.shape))
+        actions = actions.astype(batch_env.action_space.dtype)
+        batch_env.reset()
+        done = np.zeros(config.num_agents, bool)
+        start = time.perf_counter()
+        for index in range(steps // config.num_agents):
+            # As training steps them: an ended episode resets in place of its next step.
+            _, _, terminated, truncated = batch_env.step_or_reset(
+                actions[index % len(actions)], done)[:4]
+            done = terminated | truncated
+        return steps / (time.perf_counter() - start)
+    finally:
+        batch_env.close()
 
 
 def measure_agents_collection(steps, backend):
@@ -121,30 +214,60 @@ def measure_sb3(steps, config):
                 update=seconds - clock.collection)
 
 
-def table(steps, agents, collection_rate, sb3):
-    """Markdown table of the measurements."""
-    def row(name, seconds, update):
-        rate = steps / seconds
-        ratio = f'{seconds / sb3["seconds"]:.2f}x' if sb3 else 'n/a'
-        return (f'| {name} | {rate:,.0f} | {seconds / 60:.1f} min | '
-                f'{seconds / 60 * 1e6 / steps:.1f} min | {update} | {ratio} |')
-    lines = [
-        f'**{ENV}**, {steps:,} training steps, `cheetah` config\'s work '
-        '(160 gradient steps of 64 samples per 512 env steps)\n',
-        '| trainer | env steps/s | training time | per 1M steps | collection / update | '
-        'wall time vs SB3 |', '|---|---:|---:|---:|---|---:|']
+def table(steps, agents, collection_rate, env_rate, sb3):
+    """Markdown tables of the measurements, and the issue's targets against them."""
     collection = steps / collection_rate
-    lines.append(row(
-        'agents (parallel backend)', agents['seconds'],
-        f'{collection / 60:.1f} / {(agents["seconds"] - collection) / 60:.1f} min'))
+    update = agents['seconds'] - collection
+    gradient_steps = steps // (ZOO_SCHEDULE['num_agents'] * ZOO_SCHEDULE['rollout_length']) * (
+        ZOO_SCHEDULE['update_epochs'] * ZOO_SCHEDULE['rollout_length']
+        * ZOO_SCHEDULE['num_agents'] // ZOO_SCHEDULE['minibatch_size'])
+    achieved = gradient_steps * gradient_step_flops(OBSERV_SIZE, ACTION_SIZE) / update / 1e9
+    (first_steps, first_seconds), later = agents['phases'][0], agents['phases'][1:]
+    later_rate = (sum(each for each, _ in later) / sum(seconds for _, seconds in later)
+                  if later else first_steps / first_seconds)
+    first_run = first_seconds - first_steps / later_rate
+    ratio = agents['seconds'] / sb3['seconds'] if sb3 else None
+
+    def row(name, seconds, parts):
+        versus = f'{seconds / sb3["seconds"]:.2f}x' if sb3 else 'n/a'
+        return (f'| {name} | {steps / seconds:,.0f} | {seconds / 60:.1f} min | '
+                f'{seconds / 60 * 1e6 / steps:.1f} min | {parts} | {versus} |')
+
+    lines = [
+        f'**{ENV}**, {steps:,} training steps of rl-baselines3-zoo\'s schedule (160 gradient '
+        'steps of 64 samples per 512 env steps)\n',
+        '| trainer | env steps/s | training time | per 1M steps | collection / update | '
+        'wall time vs SB3 |', '|---|---:|---:|---:|---|---:|',
+        row(f'agents (parallel backend, gradient_graph={agents["gradient_graph"]!r})',
+            agents['seconds'], f'{collection / 60:.1f} / {update / 60:.1f} min')]
     if sb3:
         lines.append(row(
             'SB3 PPO (DummyVecEnv + VecNormalize)', sb3['seconds'],
             f'{sb3["collection"] / 60:.1f} / {sb3["update"] / 60:.1f} min'))
+    lines += [
+        '\nWhere our time goes:\n',
+        '| part | measured | against |', '|---|---:|---|',
+        f'| collection (policy acting, no learning) | {collection_rate:,.0f} env steps/s | '
+        f'{collection_rate / env_rate:.0%} of the env-only rate, {env_rate:,.0f} env steps/s |',
+        f'| update, loop included | {update / 60:.1f} min, {update / gradient_steps * 1e3:.3f} '
+        f'ms per gradient step ({gradient_steps:,} steps) | |',
+        f'| update arithmetic | {achieved:.0f} GFLOP/s | {achieved / agents["peak_gflops"]:.0%} '
+        f'of the measured FP32 matmul peak, {agents["peak_gflops"]:.0f} GFLOP/s |',
+        f'| first graph run (graph optimization, XLA compilation) | {first_run:.1f} s | |',
+        f'| resident memory, trainer and workers | '
+        f'{max(megabytes for _, megabytes in agents["memory"]):,.0f} MiB at most | 1,024 MiB |']
     memory = ', '.join(f'{step // 1000}k: {megabytes:,.0f}' for step, megabytes in agents['memory'])
-    lines.append(f'\nOur collection alone: {collection_rate:,.0f} env steps/s (policy without '
-                 f'learning), from which our update time is estimated.')
-    lines.append(f'\nOur resident memory (MiB, trainer and workers) by training step: {memory}.')
+    lines.append(f'\nMemory (MiB) by training step: {memory}.')
+    lines += [
+        '\nTargets:\n',
+        f'- whole run <= 0.2x SB3\'s time: '
+        + (f'{ratio:.2f}x, {"met" if ratio <= 0.2 else "not met"}' if sb3 else 'SB3 not run'),
+        f'- update >= 60% of the matmul peak: {achieved / agents["peak_gflops"]:.0%}, '
+        f'{"met" if achieved >= 0.6 * agents["peak_gflops"] else "not met"}',
+        f'- collection >= 70% of the env-only rate: {collection_rate / env_rate:.0%}, '
+        f'{"met" if collection_rate >= 0.7 * env_rate else "not met"}',
+        f'- memory <= 1 GiB: '
+        f'{"met" if max(m for _, m in agents["memory"]) <= 1024 else "not met"}']
     return '\n'.join(lines)
 
 
@@ -165,8 +288,10 @@ def _measure_part(args):
         return measure_agents(args.steps, min(args.eval_every, args.steps), args.backend)
     if args.part == 'collection':
         return measure_agents_collection(min(args.steps, 100_000), args.backend)
+    if args.part == 'env':
+        return measure_env_only(min(args.steps, 100_000), args.backend)
     from agents.scripts import configs  # The config's keys, without TensorFlow.
-    return measure_sb3(args.steps, getattr(configs, CONFIG)())
+    return measure_sb3(args.steps, dict(getattr(configs, CONFIG)(), **ZOO_SCHEDULE))
 
 
 def main():
@@ -177,7 +302,8 @@ def main():
     parser.add_argument('--backend', default='parallel')
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true')
     parser.add_argument('--out', default=reporting.results_dir(__file__))
-    parser.add_argument('--part', choices=('agents', 'collection', 'sb3'), help=argparse.SUPPRESS)
+    parser.add_argument(
+        '--part', choices=('agents', 'collection', 'env', 'sb3'), help=argparse.SUPPRESS)
     parser.add_argument('--result', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.part:
@@ -185,21 +311,25 @@ def main():
             json.dump(_measure_part(args), file_)
         return
     with tempfile.TemporaryDirectory() as directory:
+        load = os.getloadavg()
         agents = _run_part('agents', args, directory)
         collection_rate = _run_part('collection', args, directory)
+        env_rate = _run_part('env', args, directory)
         sb3 = None if args.no_sb3 else _run_part('sb3', args, directory)
-    text = table(args.steps, agents, collection_rate, sb3)
+    text = table(args.steps, agents, collection_rate, env_rate, sb3)
     command = ' '.join(['python benchmarks/mujoco_throughput.py'] + sys.argv[1:])
     machine = platform.processor() or platform.machine()
     text += (f'\n\nCommand: `{command}`; one run after the other on {os.cpu_count()} '
-             f'cores ({machine}).\n')
+             f'cores ({machine}); 1-minute load average {load[0]:.1f} before and '
+             f'{os.getloadavg()[0]:.1f} after.\n')
     print(text)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'mujoco_throughput.md'), 'w') as file_:
         file_.write(text)
     with open(os.path.join(args.out, 'mujoco_throughput.json'), 'w') as file_:
         json.dump(dict(steps=args.steps, agents=agents, collection_rate=collection_rate,
-                       sb3=sb3), file_)
+                       env_rate=env_rate, sb3=sb3, schedule=ZOO_SCHEDULE,
+                       gradient_step_flops=gradient_step_flops(OBSERV_SIZE, ACTION_SIZE)), file_)
 
 
 if __name__ == '__main__':
