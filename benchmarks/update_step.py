@@ -21,14 +21,15 @@ Two parts (`--parts`):
              each with oneDNN on and off (`TF_ENABLE_ONEDNN_OPTS=0`).
              Milliseconds per step.
   ppo        Training phases of the shipped configs with each value of the
-             `gradient_graph` key: `function` (the default), `inline` and
-             `xla`, and `eigen`: a function call with oneDNN off.
+             `gradient_graph` key: `function` (the default), `inline`, `xla`
+             and `xla_update` (the whole update compiled), and `eigen`: a
+             function call with oneDNN off.
 
 Every run is its own process, and runs alternate between the variants.
 Usage:
 
     python benchmarks/update_step.py [--parts mechanism,ppo]
-        [--configs pendulum,cartpole,cheetah] [--variants function,inline,xla,eigen]
+        [--configs pendulum,cartpole,cheetah] [--variants function,inline,xla,xla_update,eigen]
         [--repeats 2] [--phases 4] [--out
         benchmarks/results/update_step/update_step.md]
 """
@@ -44,6 +45,7 @@ PPO_VARIANTS = {
     'function': (dict(gradient_graph='function'), {}),
     'inline': (dict(gradient_graph='inline'), {}),
     'xla': (dict(gradient_graph='xla'), {}),
+    'xla_update': (dict(gradient_graph='xla_update'), {}),
     'eigen': (dict(gradient_graph='function'), dict(TF_ENABLE_ONEDNN_OPTS='0')),
 }
 MECHANISM_VARIANTS = ('inline', 'function')
