@@ -1,5 +1,4 @@
-r"""Wall time of a whole HalfCheetah-v5 training run against SB3 PPO doing the same work,
-and where our time goes against the machine's own limits.
+r"""A whole HalfCheetah-v5 training run against SB3 PPO, and against the machine's limits.
 
 Trains the `cheetah` config on rl-baselines3-zoo's HalfCheetah schedule,
 pinned here (`ZOO_SCHEDULE`: 8 environments, rollouts of 64 steps, 256-256
@@ -260,7 +259,7 @@ def table(steps, agents, collection_rate, env_rate, sb3):
     lines.append(f'\nMemory (MiB) by training step: {memory}.')
     lines += [
         '\nTargets:\n',
-        f'- whole run <= 0.2x SB3\'s time: '
+        '- whole run <= 0.2x SB3\'s time: '
         + (f'{ratio:.2f}x, {"met" if ratio <= 0.2 else "not met"}' if sb3 else 'SB3 not run'),
         f'- update >= 60% of the matmul peak: {achieved / agents["peak_gflops"]:.0%}, '
         f'{"met" if achieved >= 0.6 * agents["peak_gflops"] else "not met"}',
@@ -322,14 +321,10 @@ def main():
     text += (f'\n\nCommand: `{command}`; one run after the other on {os.cpu_count()} '
              f'cores ({machine}); 1-minute load average {load[0]:.1f} before and '
              f'{os.getloadavg()[0]:.1f} after.\n')
-    print(text)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'mujoco_throughput.md'), 'w') as file_:
-        file_.write(text)
-    with open(os.path.join(args.out, 'mujoco_throughput.json'), 'w') as file_:
-        json.dump(dict(steps=args.steps, agents=agents, collection_rate=collection_rate,
-                       env_rate=env_rate, sb3=sb3, schedule=ZOO_SCHEDULE,
-                       gradient_step_flops=gradient_step_flops(OBSERV_SIZE, ACTION_SIZE)), file_)
+    reporting.write_results(args.out, 'mujoco_throughput', text, dict(
+        steps=args.steps, agents=agents, collection_rate=collection_rate, env_rate=env_rate,
+        sb3=sb3, schedule=ZOO_SCHEDULE,
+        gradient_step_flops=gradient_step_flops(OBSERV_SIZE, ACTION_SIZE)))
 
 
 if __name__ == '__main__':

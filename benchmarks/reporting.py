@@ -2,6 +2,7 @@
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import sys
@@ -35,6 +36,16 @@ def run_record(load_before, load_after=None):
             'cores': os.cpu_count(), 'python': platform.python_version(),
             'gymnasium': gymnasium.__version__, 'load_before': load_before,
             'load_after': os.getloadavg() if load_after is None else load_after}}
+
+
+def write_results(out, name, text, data):
+    """Print a results table and write it to OUT/NAME.md, and its data to OUT/NAME.json."""
+    print(text)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f'{name}.md'), 'w') as file_:
+        file_.write(text)
+    with open(os.path.join(out, f'{name}.json'), 'w') as file_:
+        json.dump(data, file_)
 
 
 def batch_tasks(text):

@@ -1,0 +1,153 @@
+r"""Where a collection step's time goes: the graph's operations and the environments.
+
+Collection (the policy acting, no learning) is what bounds a HalfCheetah run
+once the update is compiled (benchmarks/mujoco_throughput.py). This script
+takes one batch step of the `cheetah` config apart, on the `parallel`
+backend with 8 environments:
+
+- the collection rate of the training graph, untraced, 16 steps per run;
+- one traced run: the time and count of the graph's operations per batch
+  step by operation type, the call into Python that steps the environments
+  (`PyFunc`) among them;
+- the environments alone, stepped from Python with the same actions: back to
+  back, and after a busy pause like the graph's work between steps, during
+  which the workers may go to sleep.
+
+    python benchmarks/collection_profile.py [--runs 50] [--out DIR]
+
+Writes collection_profile.md and .json to
+benchmarks/results/collection_profile/ (or --out). Run nothing else meanwhile.
+"""
+
+import argparse
+import collections
+import os
+import time
+
+import numpy as np
+import reporting
+
+CONFIG = 'cheetah'
+STEPS_PER_RUN = 16
+PAUSES = (0.0, 300e-6, 500e-6)
+
+
+def profile_graph(runs):
+    """The collection rate, and the traced time and count of operations per batch step by type."""
+    import tensorflow as tf
+
+    from agents import tools
+    from agents.scripts import environments
+    from agents.scripts import utility
+    config = utility.make_config(CONFIG)
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            environments.environment_constructors(config, config.num_agents), 'parallel')
+        try:
+            # The training graph's step, acting without learning, 16 steps per run.
+            algo = config.algorithm(
+                batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(False),
+                tf.constant(False), config)
+            op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
+            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                for _ in range(10):
+                    sess.run(op)
+                start = time.perf_counter()
+                for _ in range(runs):
+                    sess.run(op)
+                seconds = (time.perf_counter() - start) / runs / STEPS_PER_RUN
+                metadata = tf.compat.v1.RunMetadata()
+                sess.run(op, options=tf.compat.v1.RunOptions(
+                    trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
+        finally:
+            batch_env.close()
+    micros, counts = collections.Counter(), collections.Counter()
+    for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+            label = node.timeline_label
+            kind = label.split('=')[-1].split('(')[0].strip() if '=' in label else node.node_name
+            micros[kind] += node.all_end_rel_micros / STEPS_PER_RUN
+            counts[kind] += 1 / STEPS_PER_RUN
+    return dict(
+        batch_step_micros=seconds * 1e6, env_steps_per_second=config.num_agents / seconds,
+        op_micros=dict(micros), op_counts=dict(counts))
+
+
+def profile_environments(steps):
+    """Microseconds of a batch step of the environments from Python, after each pause."""
+    from agents.scripts import environments
+    from agents.scripts import utility
+    from agents.tools import envs
+    config = utility.make_config(CONFIG)
+    batch_env = envs.make_batch_env(
+        'parallel', environments.environment_constructors(config, config.num_agents),
+        return_infos=False)
+    try:
+        actions = np.random.default_rng(0).uniform(-1, 1, (config.num_agents, 6))
+        actions = actions.astype(np.float32)
+        batch_env.reset()
+        results = {}
+        for pause in PAUSES:
+            latencies = []
+            for _ in range(steps):
+                start = time.perf_counter()
+                while time.perf_counter() - start < pause:
+                    pass  # Busy, as the graph's work keeps this process busy.
+                start = time.perf_counter()
+                _, _, terminated, truncated = batch_env.step(actions)[:4]
+                latencies.append(time.perf_counter() - start)
+                done = np.flatnonzero(terminated | truncated)
+                if done.size:
+                    batch_env.reset(done)
+            results[f'{pause * 1e6:.0f}'] = dict(
+                median=float(np.median(latencies)) * 1e6, mean=float(np.mean(latencies)) * 1e6)
+        return results
+    finally:
+        batch_env.close()
+
+
+def table(graph, environments):
+    """Markdown tables of the measurements."""
+    total = sum(graph['op_micros'].values())
+    lines = [
+        f'`{CONFIG}` config, 8 environments on the `parallel` backend, collection '
+        f'(policy acting, no learning), {STEPS_PER_RUN} steps per `session.run`.', '',
+        f'Untraced: {graph["batch_step_micros"]:.0f} us per batch step, '
+        f'{graph["env_steps_per_second"]:,.0f} env steps/s.', '',
+        f'Traced (tracing adds time to every operation): {total:.0f} us of operations per '
+        f'batch step, {sum(graph["op_counts"].values()):.0f} operations.', '',
+        '| operation type | us per batch step | operations per batch step |',
+        '|---|---:|---:|']
+    for kind, micros in sorted(graph['op_micros'].items(), key=lambda item: -item[1])[:12]:
+        lines.append(f'| {kind} | {micros:.1f} | {graph["op_counts"][kind]:.1f} |')
+    lines += [
+        '', 'The environments alone, one batch step from Python (`ParallelBatchEnv.step`):', '',
+        '| busy pause before each step | median | mean |', '|---:|---:|---:|']
+    for pause, result in environments.items():
+        lines.append(f'| {pause} us | {result["median"]:.0f} us | {result["mean"]:.0f} us |')
+    return '\n'.join(lines)
+
+
+def main():
+    """Run both measurements and write the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--runs', type=int, default=50)
+    parser.add_argument('--steps', type=int, default=3000)
+    parser.add_argument('--out', default=reporting.results_dir(__file__))
+    args = parser.parse_args()
+    load = os.getloadavg()
+    environments = profile_environments(args.steps)  # First: TensorFlow's threads not yet started.
+    graph = profile_graph(args.runs)
+    record = reporting.run_record(load)
+    text = table(graph, environments) + (
+        f'\n\nCommand: `python benchmarks/collection_profile.py --runs {args.runs} --steps '
+        f'{args.steps}`; {os.cpu_count()} cores; 1-minute load average {load[0]:.1f} before '
+        f'and {record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.\n')
+    reporting.write_results(
+        args.out, 'collection_profile', text,
+        dict(graph=graph, environments=environments, record=record))
+
+
+if __name__ == '__main__':
+    main()
