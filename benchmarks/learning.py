@@ -474,7 +474,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='Pendulum and CartPole only.')
     parser.add_argument('--tasks', default=None, help='Comma-separated task names.')
-    parser.add_argument('--seeds', type=int, default=3)
+    parser.add_argument('--seeds', type=int, default=3, help='Number of seeds.')
+    parser.add_argument('--first_seed', type=int, default=0,
+                        help='Seeds run from this one; tuning seeds start at 100.')
     parser.add_argument('--jobs', type=int, default=1, help='Runs at once.')
     parser.add_argument('--sb3', action='store_true', help='Run SB3 on MuJoCo tasks too.')
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true',
@@ -508,7 +510,7 @@ def main():
         parser.error(f'unknown tasks {unknown}; choose from {", ".join(TASKS)}')
     # Seeds outermost, so an interrupted benchmark has covered every task.
     jobs = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         for task in tasks:
             jobs.append(('agents', task, seed))
             if TASKS[task].control:
