@@ -267,16 +267,16 @@ class _GRUPolicy:
             inputs = self._encode(observ)
             layers = self._core.layers(inputs.shape[-1])
             projected = self._core.project(layers, inputs)
-        sequences = tf.nest.map_structure(
+        inputs = tf.nest.map_structure(
             lambda tensor: _split_time_axis(tensor, batch_size, num_steps), projected)
-        if keep is None:
-            keep = tf.ones([batch_size, num_steps, 1])
-        cell = _ProjectedGRU(self._core, layers)
+        cell = _ProjectedGRU(self._core, layers, resets=keep is not None)
+        if keep is not None:
+            inputs = (inputs, keep)
         if observations.shape[1] == 1:  # Acting and values: one step needs no loop.
-            features, state = _single_step(cell, (sequences, keep), length, state, batch_size)
+            features, state = _single_step(cell, inputs, length, state, batch_size)
         else:
             features, state = tf.compat.v1.nn.dynamic_rnn(
-                cell, (sequences, keep), length, initial_state=state, dtype=tf.float32)
+                cell, inputs, length, initial_state=state, dtype=tf.float32)
         outputs = self._heads(observ, _merge_time_axis(features))
         return _restore_time_axis(outputs, batch_size, num_steps, length), state
 
@@ -291,13 +291,15 @@ class _GRUPolicy:
 class _ProjectedGRU:
     """The step-by-step part of a GRU, for dynamic_rnn: inputs are `GRUCell.project`'s outputs.
 
-    Its input per step is `(projected, keep)`, where `keep` is `[batch, 1]`,
-    zero at a step whose state restarts from zeros (an episode begins there).
+    With `resets`, its input per step is `(projected, keep)`, where `keep` is
+    `[batch, 1]`, zero at a step whose state restarts from zeros (an episode
+    begins there); otherwise it is `projected` alone.
     """
 
-    def __init__(self, core, layers):
+    def __init__(self, core, layers, resets):
         self._core = core
         self._layers = layers
+        self._resets = resets
 
     @property
     def state_size(self):
@@ -311,8 +313,10 @@ class _ProjectedGRU:
         return self._core.zero_state(batch_size, dtype)
 
     def __call__(self, inputs, state):
-        projected, keep = inputs
-        new_state = self._core.step(self._layers, projected, state * keep)
+        if self._resets:
+            inputs, keep = inputs
+            state = state * keep
+        new_state = self._core.step(self._layers, inputs, state)
         return new_state, new_state
 
 
