@@ -332,7 +332,7 @@ def is_running(pid):
     try:
         with open(f'/proc/{pid}/stat') as stat:
             return stat.read().rsplit(')', 1)[1].split()[0] != 'Z'
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # Gone before, or while, reading.
         return False
 
 
