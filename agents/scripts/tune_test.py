@@ -182,8 +182,11 @@ def _tune(logdir, *flags, interrupt_on=None, environ=None):
 def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_config(tmp_path):
     (tmp_path / 'space.yaml').write_text(json.dumps(SPACE))
     logdir = str(tmp_path / 'study')
+    # Trials of 20 evaluations, over a second each, so that Ctrl-C after the first
+    # checkpoint reaches them mid-run also on a loaded machine.
+    steps = 2000
     flags = [f'--config={CONFIG}', '--trials=2', f'--space={tmp_path}/space.yaml',
-             '--env_backend=inprocess', '--steps=400', '--seeds=7']
+             '--env_backend=inprocess', f'--steps={steps}', '--seeds=7']
     code, lines, errors = _tune(
         logdir, *flags, '--jobs=2', interrupt_on='trial*/model.ckpt-*.index')
     assert code == 130, '\n'.join(lines + errors)
@@ -196,7 +199,7 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
     study = tune_study.open_study(logdir)
     interrupted = {trial.number: trial.intermediate_values for trial in study.trials}
     assert all(trial.state == optuna.trial.TrialState.RUNNING for trial in study.trials)
-    assert interrupted and all(max(values, default=0) < 400 for values in interrupted.values())
+    assert interrupted and all(max(values, default=0) < steps for values in interrupted.values())
 
     code, lines, errors = _tune(logdir, *flags, '--jobs=1')
     assert code == 0, '\n'.join(lines + errors)
@@ -216,7 +219,7 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
         '| trial | state | score | steps | learning_rate | policy_layers |\n')
     assert table in '\n'.join(lines) + '\n'
     best = study.best_trial
-    assert f'| **{best.number}** | complete | {best.value:.1f} | 400 |' in table
+    assert f'| **{best.number}** | complete | {best.value:.1f} | {steps} |' in table
 
     # The best config, pasted as a module, is a config function that train.py runs.
     sys.path.insert(0, logdir)
@@ -226,7 +229,7 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
     finally:
         sys.path.remove(logdir)
         sys.modules.pop('best_config', None)
-    assert 'Tuned at 400 steps on seeds 7' in module.tiny_pendulum_tuned.__doc__
+    assert f'Tuned at {steps:,} steps on seeds 7' in module.tiny_pendulum_tuned.__doc__
     assert config.learning_rate == search_space.Dimension(
         'learning_rate', 'float', 1e-4, 1e-2, True).value(best.params['learning_rate'])
     assert config.steps == 200  # The config's own, not the tuning's.
