@@ -157,18 +157,29 @@ def resident_megabytes():
     """
     if not os.path.exists('/proc/self/statm'):
         return None
-    total, pending = 0, [os.getpid()]
-    while pending:
-        pid = pending.pop()
+    total = 0
+    for pid in process_tree():
         try:  # A process may end while it is counted; it then counts nothing.
             with open(f'/proc/{pid}/statm') as file_:
                 total += int(file_.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / 2**20
+
+
+def process_tree():
+    """The ids of this process and of every process it started, read from /proc (Linux)."""
+    pids, pending = [], [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        pids.append(pid)
+        try:
             for thread in os.listdir(f'/proc/{pid}/task'):
                 with open(f'/proc/{pid}/task/{thread}/children') as file_:
                     pending.extend(int(child) for child in file_.read().split())
         except (FileNotFoundError, ProcessLookupError):
             continue
-    return total / 2**20
+    return pids
 
 
 def run_sb3(task, seed):

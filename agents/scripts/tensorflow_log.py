@@ -16,6 +16,8 @@ import re
 import sys
 import tempfile
 
+from agents.tools import process_memory
+
 # TF_CPP_MIN_LOG_LEVEL unless set: 0 shows every line, 1 hides INFO, 2 also
 # WARNING, 3 also ERROR.
 DEFAULT_LEVEL = '3'
@@ -36,12 +38,14 @@ def import_quietly():
 
     Call it before TensorFlow loads, as the first thing the `main` of a command
     line script does; the variable also reaches the processes it starts.
+    TensorFlow loads without the modules it would import for Keras
+    (see `process_memory.skipping_unused_imports`).
 
     Returns:
       The `tensorflow` module.
     """
     level = os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', DEFAULT_LEVEL)
-    with filtered_stderr(_as_level(level)):
+    with filtered_stderr(_as_level(level)), process_memory.skipping_unused_imports():
         import tensorflow
     return tensorflow
 

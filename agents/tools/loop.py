@@ -8,8 +8,16 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from agents.tools import process_memory
+
 _Phase = collections.namedtuple(
     'Phase', 'name, writer, op, batch_size, steps, episodes, feed, log_every, steps_per_run')
+
+# Freed memory goes back to the system, which takes a few milliseconds, at
+# most this many seconds apart, and after every run this slow: such runs
+# compile or optimize graphs, which free much of the memory they used.
+_RELEASE_MEMORY_EVERY = 10.0
+_SLOW_RUN_SECONDS = 1.0
 
 PhaseResult = collections.namedtuple(
     'PhaseResult', 'phase, step, score, score_std, length, episodes, env_steps, seconds')
@@ -53,6 +61,11 @@ class Loop:
     each, as many rounds as it takes to finish its episodes. Taking the first
     episode of each environment, rather than whichever finish first, keeps
     long episodes from being left out of the mean.
+
+    After a run that took a second or more, and otherwise every ten seconds,
+    the loop returns the memory the process freed to the system
+    (`process_memory.release_free_memory`), so what compiling graphs took and
+    freed does not stay resident.
     """
 
     def __init__(self, logdir, step=None, log=None, reset=None):
@@ -76,6 +89,7 @@ class Loop:
         # What each step adds to the global step: the batch size in step phases, else zero.
         self._step_increment = tf.compat.v1.placeholder(self._step.dtype, (), 'step_increment')
         self._phases = []
+        self._next_memory_release = 0.0
 
     @property
     def step(self):
@@ -262,10 +276,19 @@ class Loop:
         feed.update({
             self._steps_per_run: steps_per_run, self._reset: reset, self._log: log,
             self._step_increment: phase.batch_size if phase.steps else 0})
+        start = time.monotonic()
         summary, done, score, global_step = sess.run(phase.op, feed)
+        self._release_freed_memory(time.monotonic() - start)
         done = np.reshape(done, (steps_per_run, phase.batch_size))
         score = np.reshape(score, (steps_per_run, phase.batch_size))
         return summary, done, score, int(global_step)
+
+    def _release_freed_memory(self, run_seconds):
+        """Return the memory freed since the last time, after a slow run or every few seconds."""
+        now = time.monotonic()
+        if run_seconds >= _SLOW_RUN_SECONDS or now >= self._next_memory_release:
+            process_memory.release_free_memory()
+            self._next_memory_release = now + _RELEASE_MEMORY_EVERY
 
     def _run_episode_phase(self, sess, phase, global_step):
         """Run the first episode of every environment, in rounds, until enough finished.

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from agents import tools
 from agents.tools import checkpoints
+from agents.tools import loop as loop_module
 
 
 def _define_loop(logdir, durations=(2, 2), train_steps=4, eval_episodes=2, steps_per_run=1,
@@ -173,3 +174,32 @@ def test_an_operation_that_does_not_advance_the_global_step_is_an_error():
             sess.run(tf.compat.v1.global_variables_initializer())
             with pytest.raises(RuntimeError, match='after_step=loop.advance_step'):
                 list(loop.run(sess, None, max_step=4))
+
+
+def test_freed_memory_is_returned_after_slow_runs_and_every_ten_seconds(monkeypatch):
+    clock, releases, slow = [100.0], [], []
+    monkeypatch.setattr(loop_module.time, 'monotonic', lambda: clock[0])
+    monkeypatch.setattr(
+        loop_module.process_memory, 'release_free_memory', lambda: releases.append(clock[0]))
+
+    class Session(tf.compat.v1.Session):
+        def run(self, *args, **kwargs):
+            clock[0] += 1.0 if slow else 0.0
+            return super().run(*args, **kwargs)
+
+    with tf.Graph().as_default():
+        loop, _ = _define_loop(None)
+        with Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            runs = loop.run(sess, None)
+            next(runs)  # The first train phase: two runs.
+            assert releases == [100.0]
+            clock[0] = 109.9
+            next(runs)  # An evaluation phase.
+            assert releases == [100.0]
+            clock[0] = 110.0
+            next(runs)
+            assert releases == [100.0, 110.0]
+            slow.append(True)  # Runs of a second each.
+            next(runs)  # An evaluation phase of two runs.
+            assert releases == [100.0, 110.0, 111.0, 112.0]

@@ -1,0 +1,192 @@
+r"""Where a HalfCheetah run's resident memory goes, and what the trainer's measures save.
+
+Measures, each in a fresh process:
+
+- `import tensorflow`: resident and private memory and seconds, as TensorFlow
+  does it and as the command line scripts do it (skipping the modules
+  training never uses, `tools.process_memory.skipping_unused_imports`);
+- a training run of the `cheetah` config on the `parallel` backend, loading
+  TensorFlow as the scripts do, with the training loop returning freed memory
+  to the system and, for comparison, without: every half second the resident
+  memory of the trainer and of the whole process tree, and at the end each
+  process's high-water mark (VmHWM).
+
+    python benchmarks/process_memory.py [--steps 150000]
+
+Writes process_memory.md and .json to benchmarks/results/process_memory/
+(or --out). Run nothing else meanwhile.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import learning
+import reporting
+
+CONFIG = 'cheetah'
+
+_IMPORT = '''
+import json, sys, time
+from agents.tools import process_memory
+start = time.perf_counter()
+if sys.argv[1] == "skipping":
+    with process_memory.skipping_unused_imports():
+        import tensorflow
+else:
+    import tensorflow
+seconds = time.perf_counter() - start
+fields = {line.split(":")[0]: int(line.split()[1]) for line in open("/proc/self/smaps_rollup")
+          if line.split()[-1] == "kB"}
+print(json.dumps(dict(rss=fields["Rss"] / 1024, private=fields["Private_Dirty"] / 1024,
+                      seconds=seconds)))
+'''
+
+
+def measure_import(how):
+    """Memory and seconds of importing TensorFlow in a fresh process."""
+    output = subprocess.run(
+        [sys.executable, '-c', _IMPORT, how], capture_output=True, text=True, check=True)
+    return json.loads(output.stdout.splitlines()[-1])
+
+
+def _status_kib(pid, field):
+    with open(f'/proc/{pid}/status') as file_:
+        return next(int(line.split()[1]) for line in file_ if line.startswith(field + ':'))
+
+
+def _command_line(pid):
+    with open(f'/proc/{pid}/cmdline') as file_:
+        return file_.read().replace('\0', ' ')
+
+
+def _kind(pid):
+    """The role of a process of the run, from its command line and parent."""
+    if pid == os.getpid():
+        return 'trainer'
+    command = _command_line(pid)
+    if 'resource_tracker import main' in command:
+        return 'resource tracker'
+    # Workers started by the forkserver keep its command line; it is the trainer's child.
+    if 'forkserver import main' in command and _status_kib(pid, 'PPid') == os.getpid():
+        return 'forkserver'
+    return 'environment worker'
+
+
+def measure_training(steps, release):
+    """Train `steps` of the cheetah config; sample memory; return the samples and the marks."""
+    from agents.scripts import tensorflow_log
+    tensorflow_log.import_quietly()
+    from absl import logging
+
+    from agents.scripts import train
+    from agents.scripts import utility
+    from agents.tools import process_memory
+    if not release:
+        process_memory.release_free_memory = lambda: False
+    logging.set_verbosity(logging.WARNING)
+    config = utility.make_config(CONFIG)
+    with config.unlocked():
+        config.update(steps=steps, eval_every=steps)
+    samples, marks, stop = [], {}, threading.Event()
+    start = time.perf_counter()
+
+    def sample():
+        while not stop.is_set():
+            tree = 0.0
+            for pid in learning.process_tree():
+                try:
+                    tree += _status_kib(pid, 'VmRSS') / 1024
+                    marks[pid] = (_kind(pid), _status_kib(pid, 'VmHWM') / 1024)
+                except (FileNotFoundError, ProcessLookupError, StopIteration):
+                    continue
+            trainer = _status_kib(os.getpid(), 'VmRSS') / 1024
+            samples.append((time.perf_counter() - start, trainer, tree))
+            stop.wait(0.5)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        with tempfile.TemporaryDirectory() as logdir:
+            for _ in train.train(config, logdir, 'parallel'):
+                pass
+    finally:
+        stop.set()
+        sampler.join()
+    return dict(samples=samples, marks=list(marks.values()))
+
+
+def _run_part(part, args, directory):
+    path = os.path.join(directory, f'{part}.json')
+    subprocess.run(
+        [sys.executable, os.path.abspath(__file__), f'--part={part}', f'--result={path}',
+         f'--steps={args.steps}'], check=True)
+    with open(path) as file_:
+        return json.load(file_)
+
+
+def table(imports, runs, steps):
+    """Markdown tables of the measurements."""
+    lines = [
+        '`import tensorflow` in a fresh process (Keras 3 installed):\n',
+        '| how | RSS | private memory | seconds |', '|---|---:|---:|---:|']
+    for how, label in (('plain', 'as TensorFlow does it'),
+                       ('skipping', 'as the scripts do it, skipping unused modules')):
+        each = imports[how]
+        lines.append(f'| {label} | {each["rss"]:,.0f} MiB | {each["private"]:,.0f} MiB | '
+                     f'{each["seconds"]:.1f} |')
+    lines += [
+        f'\nTraining `{CONFIG}` for {steps:,} steps (8 environments, `parallel` backend, '
+        'TensorFlow loaded as the scripts do it):\n',
+        '| training loop | trainer, median while training | trainer, peak | '
+        'whole tree, peak sampled | sum of each process\'s high-water mark |',
+        '|---|---:|---:|---:|---:|']
+    for release, label in ((False, 'keeps freed memory'), (True, 'returns freed memory')):
+        run = runs[str(release)]
+        later = [sample for sample in run['samples'] if sample[0] >= 20] or run['samples']
+        lines.append(
+            f'| {label} | {statistics.median(s[1] for s in later):,.0f} MiB | '
+            f'{max(s[1] for s in run["samples"]):,.0f} MiB | '
+            f'{max(s[2] for s in run["samples"]):,.0f} MiB | '
+            f'{sum(mark for _, mark in run["marks"]):,.0f} MiB |')
+    marks = runs['True']['marks']
+    lines += [
+        '\nEach process\'s high-water mark, returning freed memory:\n',
+        '| process | MiB |', '|---|---:|']
+    lines += [f'| {kind} | {mark:,.0f} |' for kind, mark in sorted(marks, key=lambda m: -m[1])]
+    lines.append(f'| **sum** | **{sum(mark for _, mark in marks):,.0f}** |')
+    return '\n'.join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--steps', type=int, default=150_000)
+    parser.add_argument('--out', default=reporting.results_dir(__file__))
+    parser.add_argument('--part', choices=('keep', 'release'), help=argparse.SUPPRESS)
+    parser.add_argument('--result', help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.part:
+        with open(args.result, 'w') as file_:
+            json.dump(measure_training(args.steps, args.part == 'release'), file_)
+        return
+    load = os.getloadavg()
+    imports = {how: measure_import(how) for how in ('plain', 'skipping')}
+    with tempfile.TemporaryDirectory() as directory:
+        runs = {str(part == 'release'): _run_part(part, args, directory)
+                for part in ('keep', 'release')}
+    text = table(imports, runs, args.steps)
+    command = ' '.join(['python benchmarks/process_memory.py'] + sys.argv[1:])
+    text += (f'\n\nCommand: `{command}`; {os.cpu_count()} cores; 1-minute load average '
+             f'{load[0]:.1f} before and {os.getloadavg()[0]:.1f} after.\n')
+    reporting.write_results(args.out, 'process_memory', text, dict(
+        steps=args.steps, imports=imports, runs=runs, record=reporting.run_record(load)))
+
+
+if __name__ == '__main__':
+    main()
