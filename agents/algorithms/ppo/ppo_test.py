@@ -145,14 +145,18 @@ def test_clipped_actions_train_to_finite_weights():
     assert all(np.isfinite(weight).all() for weight in after)
 
 
-def _train_steps(config, durations, steps, seed=None, discrete=False):
-    """Run training steps of a fresh graph; return the algorithm's state and the weights."""
+def _train_steps(config, durations, steps, seed=None, discrete=False, global_step=0):
+    """Run training steps of a fresh graph; return the algorithm's state and the weights.
+
+    The global step, which the learning rate schedule reads, holds `global_step`.
+    """
     with tf.Graph().as_default():
         if seed is not None:
             tf.compat.v1.set_random_seed(seed)
         algo, is_training, should_log, step_op = _define_graph(config, durations, discrete)
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(tf.compat.v1.train.get_global_step().assign(global_step))
             before, summaries = _weights(sess), []
             for _ in range(steps):
                 summary = sess.run(step_op[2], {is_training: True, should_log: True})
@@ -173,6 +177,15 @@ def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
         kl_target=kl_target, kl_penalty_bounds=(0.5, 2.0), learning_rate=0.01, update_epochs=1)
     result = _train_steps(config, durations=(2, 2), steps=24)
     assert result['penalty'] == pytest.approx(bound)
+
+
+@pytest.mark.parametrize('schedule, global_step, rate', [
+    ('constant', 75, 0.01), ('linear', 0, 0.01), ('linear', 75, 0.0025), ('linear', 120, 0.0)])
+def test_the_learning_rate_follows_its_schedule_over_the_training_steps(
+        schedule, global_step, rate):
+    config = _config(learning_rate=0.01, learning_rate_schedule=schedule, steps=100)
+    result = _train_steps(config, durations=(2, 2), steps=2, global_step=global_step)
+    assert result['summary']['training/learning_rate'] == pytest.approx(rate)
 
 
 def _update_size(result):
