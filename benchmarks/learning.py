@@ -127,7 +127,10 @@ EVAL_SEED_OFFSET = 10_000
 
 def run_agents(task, seed, overrides, config_name=None):
     """Train the shipped config of the task (or another); return its evaluations and times."""
+    from agents.scripts import tensorflow_log
+    tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
     from absl import logging
+
     from agents.scripts import train
     from agents.scripts import utility
     logging.set_verbosity(logging.WARNING)

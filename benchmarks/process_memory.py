@@ -165,6 +165,7 @@ def table(imports, runs, steps):
 
 
 def main():
+    """Measure as the command line asks and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--steps', type=int, default=150_000)
     parser.add_argument('--out', default=reporting.results_dir(__file__))

@@ -62,7 +62,7 @@ def release_free_memory():
 
 @functools.cache
 def _malloc_trim():
-    """glibc's `malloc_trim` function, or None."""
+    """The `malloc_trim` function of glibc, or None elsewhere."""
     try:
         return ctypes.CDLL(None).malloc_trim  # The symbols the process has loaded.
     except (AttributeError, OSError, TypeError):
