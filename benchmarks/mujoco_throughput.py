@@ -44,7 +44,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import learning
@@ -104,46 +103,6 @@ def matmul_peak():
     return 2 * PEAK_SIZE ** 3 / min(seconds) / 1e9
 
 
-class PeakMemory:
-    """Within the context, the peak resident memory of this process and those it started.
-
-    Every half second, reads the high-water mark of resident memory (VmHWM)
-    of each process of the tree. The sum of their marks bounds the peak of
-    the whole from above, transients between samples included. Zero where
-    there is no /proc.
-    """
-
-    def __init__(self, every=0.5):
-        self._every = every
-        self._marks = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    @property
-    def megabytes(self):
-        return sum(self._marks.values()) / 2**10
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *unused_exception):
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self):
-        while not self._stop.is_set():
-            for pid in learning.process_tree():
-                try:
-                    with open(f'/proc/{pid}/status') as file_:
-                        kib = next(int(line.split()[1]) for line in file_
-                                   if line.startswith('VmHWM:'))
-                except (FileNotFoundError, ProcessLookupError, StopIteration):
-                    continue
-                self._marks[pid] = max(self._marks.get(pid, 0), kib)
-            self._stop.wait(self._every)
-
-
 def measure_agents(steps, eval_every, backend):
     """Train the pinned schedule for `steps`, then measure the matmul peak.
 
@@ -157,8 +116,7 @@ def measure_agents(steps, eval_every, backend):
     logging.set_verbosity(logging.WARNING)
     config = _cheetah_config(steps, eval_every)
     seconds, phases, memory, last_step = 0.0, [], [], 0
-    peak_memory = PeakMemory()
-    with tempfile.TemporaryDirectory() as logdir, peak_memory:
+    with tempfile.TemporaryDirectory() as logdir, learning.MemorySampler() as sampler:
         for result in train.train(config, logdir, backend):
             if result.phase == 'train':
                 seconds += result.seconds
@@ -170,7 +128,7 @@ def measure_agents(steps, eval_every, backend):
                       f'{memory[-1][1]:,.0f} MiB', flush=True)
     # After training, so that its matrices are not in the run's memory.
     peak = matmul_peak()
-    return dict(seconds=seconds, phases=phases, memory=memory, peak_memory=peak_memory.megabytes,
+    return dict(seconds=seconds, phases=phases, memory=memory, peak_memory=sampler.peak_megabytes,
                 peak_gflops=peak, gradient_graph=config.gradient_graph)
 
 

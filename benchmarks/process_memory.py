@@ -24,8 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 
 import learning
 import reporting
@@ -56,11 +54,6 @@ def measure_import(how):
     return json.loads(output.stdout.splitlines()[-1])
 
 
-def _status_kib(pid, field):
-    with open(f'/proc/{pid}/status') as file_:
-        return next(int(line.split()[1]) for line in file_ if line.startswith(field + ':'))
-
-
 def _command_line(pid):
     with open(f'/proc/{pid}/cmdline') as file_:
         return file_.read().replace('\0', ' ')
@@ -74,7 +67,7 @@ def _kind(pid):
     if 'resource_tracker import main' in command:
         return 'resource tracker'
     # Workers started by the forkserver keep its command line; it is the trainer's child.
-    if 'forkserver import main' in command and _status_kib(pid, 'PPid') == os.getpid():
+    if 'forkserver import main' in command and learning.status_field(pid, 'PPid') == os.getpid():
         return 'forkserver'
     return 'environment worker'
 
@@ -94,32 +87,11 @@ def measure_training(steps, release):
     config = utility.make_config(CONFIG)
     with config.unlocked():
         config.update(steps=steps, eval_every=steps)
-    samples, marks, stop = [], {}, threading.Event()
-    start = time.perf_counter()
-
-    def sample():
-        while not stop.is_set():
-            tree = 0.0
-            for pid in learning.process_tree():
-                try:
-                    tree += _status_kib(pid, 'VmRSS') / 1024
-                    marks[pid] = (_kind(pid), _status_kib(pid, 'VmHWM') / 1024)
-                except (FileNotFoundError, ProcessLookupError, StopIteration):
-                    continue
-            trainer = _status_kib(os.getpid(), 'VmRSS') / 1024
-            samples.append((time.perf_counter() - start, trainer, tree))
-            stop.wait(0.5)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        with tempfile.TemporaryDirectory() as logdir:
-            for _ in train.train(config, logdir, 'parallel'):
-                pass
-    finally:
-        stop.set()
-        sampler.join()
-    return dict(samples=samples, marks=list(marks.values()))
+    with tempfile.TemporaryDirectory() as logdir, learning.MemorySampler(
+            describe=_kind) as sampler:
+        for _ in train.train(config, logdir, 'parallel'):
+            pass
+    return dict(samples=sampler.samples, marks=list(sampler.marks.values()))
 
 
 def _run_part(part, args, directory):
