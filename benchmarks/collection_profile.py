@@ -2,21 +2,27 @@ r"""Where a collection step's time goes: the graph's operations and the environm
 
 Collection (the policy acting, no learning) is what bounds a HalfCheetah run
 once the update is compiled (benchmarks/mujoco_throughput.py). This script
-takes one batch step of the `cheetah` config apart, on the `parallel`
-backend with 8 environments:
+takes one batch step of a config apart (`cheetah` unless --config says
+otherwise), on the `parallel` backend with the config's environments:
 
 - the collection rate of the training graph, untraced, 16 steps per run;
 - one traced run: the time and count of the graph's operations per batch
   step by operation type, the call into Python that steps the environments
-  (`PyFunc`) among them;
-- the environments alone, stepped from Python with the same actions: back to
+  (`PyFunc`) among them, and their count by the part of the step that makes
+  them (the name scope in the loop's body: the policy, the normalizer, the
+  environment step, the episode bookkeeping);
+- the floor of in-graph stepping: the same environments stepped by a graph
+  loop with nothing else in it (zero actions, no policy, no bookkeeping),
+  16 steps per run;
+- the environments alone, stepped from Python with random actions: back to
   back, and after a busy pause like the graph's work between steps, during
   which the workers may go to sleep.
 
-    python benchmarks/collection_profile.py [--runs 50] [--out DIR]
+    python benchmarks/collection_profile.py [--config cheetah] [--runs 50] [--out DIR]
 
-Writes collection_profile.md and .json to
-benchmarks/results/collection_profile/ (or --out). Run nothing else meanwhile.
+Writes collection_profile.md and .json (collection_profile_<config>.md and
+.json for another config) to benchmarks/results/collection_profile/ (or
+--out). Run nothing else meanwhile.
 """
 
 import argparse
@@ -27,19 +33,19 @@ import time
 import numpy as np
 import reporting
 
-CONFIG = 'cheetah'
 STEPS_PER_RUN = 16
 PAUSES = (0.0, 300e-6, 500e-6)
+PARTS = {'perform': 'the policy acting', 'environment': 'the environment step'}
 
 
-def profile_graph(runs):
+def profile_graph(config_name, runs):
     """The collection rate, and the traced time and count of operations per batch step by type."""
     import tensorflow as tf
 
     from agents import tools
     from agents.scripts import environments
     from agents.scripts import utility
-    config = utility.make_config(CONFIG)
+    config = utility.make_config(config_name)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
@@ -49,43 +55,84 @@ def profile_graph(runs):
                 batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(False),
                 tf.constant(False), config)
             op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
+            floor = _stepping_loop(batch_env)
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
-                for _ in range(10):
-                    sess.run(op)
-                start = time.perf_counter()
-                for _ in range(runs):
-                    sess.run(op)
-                seconds = (time.perf_counter() - start) / runs / STEPS_PER_RUN
+                sess.run(batch_env.reset())
+                floor_seconds = _seconds_per_batch_step(sess, floor, runs)
+                seconds = _seconds_per_batch_step(sess, op, runs)
                 metadata = tf.compat.v1.RunMetadata()
                 sess.run(op, options=tf.compat.v1.RunOptions(
                     trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
         finally:
             batch_env.close()
-    micros, counts = collections.Counter(), collections.Counter()
+    micros, counts, parts = collections.Counter(), collections.Counter(), collections.Counter()
     for device in metadata.step_stats.dev_stats:
         for node in device.node_stats:
             label = node.timeline_label
             kind = label.split('=')[-1].split('(')[0].strip() if '=' in label else node.node_name
             micros[kind] += node.all_end_rel_micros / STEPS_PER_RUN
             counts[kind] += 1 / STEPS_PER_RUN
+            parts[_part_of_step(node.node_name)] += 1 / STEPS_PER_RUN
     return dict(
-        batch_step_micros=seconds * 1e6, env_steps_per_second=config.num_agents / seconds,
-        op_micros=dict(micros), op_counts=dict(counts))
+        num_agents=config.num_agents, batch_step_micros=seconds * 1e6,
+        env_steps_per_second=config.num_agents / seconds,
+        floor_batch_step_micros=floor_seconds * 1e6,
+        floor_env_steps_per_second=config.num_agents / floor_seconds,
+        op_micros=dict(micros), op_counts=dict(counts), part_op_counts=dict(parts))
 
 
-def profile_environments(steps):
+def _stepping_loop(batch_env):
+    """A graph loop that only steps the environments in the graph, with zero actions."""
+    import tensorflow as tf
+
+    def step(index):
+        with tf.control_dependencies([batch_env.simulate(tf.zeros_like(batch_env.action))]):
+            return index + 1
+
+    return tf.while_loop(lambda index: index < STEPS_PER_RUN, step, [0], parallel_iterations=1)
+
+
+def _seconds_per_batch_step(sess, op, runs):
+    """Seconds per batch step of a loop of `STEPS_PER_RUN` steps, after 10 warm-up runs."""
+    for _ in range(10):
+        sess.run(op)
+    start = time.perf_counter()
+    for _ in range(runs):
+        sess.run(op)
+    return (time.perf_counter() - start) / runs / STEPS_PER_RUN
+
+
+def _part_of_step(node_name):
+    """The part of the collection step an operation belongs to, from its name scope.
+
+    Operations inside the loop's body are named `simulate/while/body/_N/<scope>/...`:
+    `perform` is the policy acting (normalizer, network, sampling),
+    `environment` the step of the environments in Python. The rest of the body is
+    `simulate`'s own work: the conditionals that reset environments and end
+    episodes, scores, lengths and summaries.
+    """
+    names = node_name.split('/')
+    if names[:3] != ['simulate', 'while', 'body']:
+        return 'the loop: control flow and inputs'
+    if len(names) > 5 and names[4] in PARTS:
+        return PARTS[names[4]]
+    return 'resets, episode ends, scores, summaries'
+
+
+def profile_environments(config_name, steps):
     """Microseconds of a batch step of the environments from Python, after each pause."""
     from agents.scripts import environments
     from agents.scripts import utility
     from agents.tools import envs
-    config = utility.make_config(CONFIG)
+    config = utility.make_config(config_name)
     batch_env = envs.make_batch_env(
         'parallel', environments.environment_constructors(config, config.num_agents),
         return_infos=False)
     try:
-        actions = np.random.default_rng(0).uniform(-1, 1, (config.num_agents, 6))
-        actions = actions.astype(np.float32)
+        space = batch_env.action_space
+        space.seed(0)
+        actions = np.stack([space.sample() for _ in range(config.num_agents)])
         batch_env.reset()
         results = {}
         for pause in PAUSES:
@@ -107,20 +154,27 @@ def profile_environments(steps):
         batch_env.close()
 
 
-def table(graph, environments):
+def table(config_name, graph, environments):
     """Markdown tables of the measurements."""
     total = sum(graph['op_micros'].values())
     lines = [
-        f'`{CONFIG}` config, 8 environments on the `parallel` backend, collection '
-        f'(policy acting, no learning), {STEPS_PER_RUN} steps per `session.run`.', '',
+        f'`{config_name}` config, {graph["num_agents"]} environments on the `parallel` '
+        f'backend, collection (policy acting, no learning), {STEPS_PER_RUN} steps per '
+        '`session.run`.', '',
         f'Untraced: {graph["batch_step_micros"]:.0f} us per batch step, '
         f'{graph["env_steps_per_second"]:,.0f} env steps/s.', '',
+        f'The floor of in-graph stepping, a graph loop that only steps the same environments '
+        f'(zero actions): {graph["floor_batch_step_micros"]:.0f} us per batch step, '
+        f'{graph["floor_env_steps_per_second"]:,.0f} env steps/s.', '',
         f'Traced (tracing adds time to every operation): {total:.0f} us of operations per '
         f'batch step, {sum(graph["op_counts"].values()):.0f} operations.', '',
         '| operation type | us per batch step | operations per batch step |',
         '|---|---:|---:|']
     for kind, micros in sorted(graph['op_micros'].items(), key=lambda item: -item[1])[:12]:
         lines.append(f'| {kind} | {micros:.1f} | {graph["op_counts"][kind]:.1f} |')
+    lines += ['', '| part of the step (name scope) | operations per batch step |', '|---|---:|']
+    for part, count in sorted(graph['part_op_counts'].items(), key=lambda item: -item[1]):
+        lines.append(f'| {part} | {count:.1f} |')
     lines += [
         '', 'The environments alone, one batch step from Python (`ParallelBatchEnv.step`):', '',
         '| busy pause before each step | median | mean |', '|---:|---:|---:|']
@@ -132,21 +186,24 @@ def table(graph, environments):
 def main():
     """Run both measurements and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--config', default='cheetah')
     parser.add_argument('--runs', type=int, default=50)
     parser.add_argument('--steps', type=int, default=3000)
     parser.add_argument('--out', default=reporting.results_dir(__file__))
     args = parser.parse_args()
     load = os.getloadavg()
-    environments = profile_environments(args.steps)  # First: TensorFlow's threads not yet started.
-    graph = profile_graph(args.runs)
+    # The environments first, before TensorFlow's threads have started.
+    environments = profile_environments(args.config, args.steps)
+    graph = profile_graph(args.config, args.runs)
     record = reporting.run_record(load)
-    text = table(graph, environments) + (
-        f'\n\nCommand: `python benchmarks/collection_profile.py --runs {args.runs} --steps '
-        f'{args.steps}`; {os.cpu_count()} cores; 1-minute load average {load[0]:.1f} before '
+    text = table(args.config, graph, environments) + (
+        f'\n\nCommand: `python benchmarks/collection_profile.py --config {args.config} '
+        f'--runs {args.runs} --steps {args.steps}`; {os.cpu_count()} cores; 1-minute load '
+        f'average {load[0]:.1f} before '
         f'and {record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.\n')
     reporting.write_results(
-        args.out, 'collection_profile', text,
-        dict(graph=graph, environments=environments, record=record))
+        args.out, 'collection_profile' + ('' if args.config == 'cheetah' else f'_{args.config}'),
+        text, dict(graph=graph, environments=environments, record=record))
 
 
 if __name__ == '__main__':
