@@ -137,7 +137,14 @@ def cheetah():
 
 
 def walker():
-    """Configuration for MuJoCo's two-legged walker task."""
+    """Configuration for MuJoCo's two-legged walker task.
+
+    rl-baselines3-zoo's Walker2d settings (learning rate 5.05e-5, entropy
+    5.85e-4, clip 0.1, 20 epochs of 32-step minibatches, gradient norm 1.0) on
+    CleanRL's tanh 64-unit networks with a wide initial noise. Not tuned with
+    the tune command yet; a learning rate decaying linearly scored lower on
+    seeds 100-102 (benchmarks/results/learning/ablations/walker_lr_schedule/).
+    """
     return _mujoco(
         'Walker2d-v5', policy_layers=(64, 64), value_layers=(64, 64), activation='tanh',
         init_std=1.0, learning_rate=5.05e-5, entropy_coef=5.85e-4, clip_ratio=0.1,
@@ -177,7 +184,12 @@ def ant():
 
 
 def humanoid():
-    """Configuration for MuJoCo's humanoid task."""
+    """Configuration for MuJoCo's humanoid task.
+
+    rl-baselines3-zoo's Humanoid settings (discount 0.95, GAE 0.9, learning
+    rate 3.57e-5, clip 0.3, 5 epochs of 256-step minibatches) on the shared
+    ReLU 256-unit networks. Not tuned with the tune command yet.
+    """
     return _mujoco(
         'Humanoid-v5', discount=0.95, gae_lambda=0.9, learning_rate=3.57e-5,
         entropy_coef=2.4e-3, clip_ratio=0.3, update_epochs=5, minibatch_size=256,
