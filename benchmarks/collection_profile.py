@@ -9,8 +9,8 @@ otherwise), on the `parallel` backend with the config's environments:
 - one traced run: the time and count of the graph's operations per batch
   step by operation type, the call into Python that steps the environments
   (`PyFunc`) among them, and their count by the part of the step that makes
-  them (the name scope in the loop's body: the policy, the normalizer, the
-  environment step, the episode bookkeeping);
+  them (from the name scope in the loop's body: the policy acting, the
+  environment step, `simulate`'s own bookkeeping, and the loop itself);
 - the floor of in-graph stepping: the same environments stepped by a graph
   loop with nothing else in it (zero actions, no policy, no bookkeeping),
   16 steps per run;
