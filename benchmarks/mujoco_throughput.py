@@ -68,19 +68,29 @@ def _cheetah_config(steps, eval_every):
     return config
 
 
-def gradient_step_flops(observ_size, action_size):
+def layer_sizes(observ_size, action_size):
+    """The sizes of the schedule's policy and value networks, inputs to outputs."""
+    return ([observ_size, *ZOO_SCHEDULE['policy_layers'], action_size],
+            [observ_size, *ZOO_SCHEDULE['value_layers'], 1])
+
+
+def gradient_step_flops(observ_size, action_size, minibatch_size=None):
     """FLOPs of the matrix products of one gradient step of the schedule's two networks.
 
     Forward, each layer's product; backward, the product to its weights and,
     but for the first layer, the product to its inputs: two multiply-adds a
     weight per sample, three for all layers but the first.
+
+    Args:
+      observ_size: Size of an observation.
+      action_size: Size of an action.
+      minibatch_size: Samples of the step; the schedule's if None.
     """
     flops = 0
-    for layers, outputs in ((ZOO_SCHEDULE['policy_layers'], action_size),
-                            (ZOO_SCHEDULE['value_layers'], 1)):
-        sizes = [observ_size, *layers, outputs]
+    for sizes in layer_sizes(observ_size, action_size):
         weights = [inputs * outputs for inputs, outputs in zip(sizes[:-1], sizes[1:])]
-        flops += 2 * ZOO_SCHEDULE['minibatch_size'] * (3 * sum(weights) - weights[0])
+        flops += 2 * (minibatch_size or ZOO_SCHEDULE['minibatch_size']) * (
+            3 * sum(weights) - weights[0])
     return flops
 
 
