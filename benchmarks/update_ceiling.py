@@ -58,18 +58,15 @@ def products_loop(minibatch_size):
     steps = SAMPLES_PER_LOOP // minibatch_size
 
     def gradient_step(matrices, output_gradient):
-        hidden, layers = observ, []
-        for matrix in matrices:
-            layers.append(hidden)
-            hidden = tf.matmul(hidden, matrix)
-            if len(layers) < len(matrices):
-                hidden = tf.nn.relu(hidden)
-        gradient, updated = output_gradient, []
-        for layer, matrix in reversed(list(zip(layers, matrices))):
-            updated.insert(0, matrix - LEARNING_RATE * tf.matmul(layer, gradient, transpose_a=True))
-            if layer is not observ:
-                gradient = tf.matmul(gradient, matrix, transpose_b=True) * tf.cast(
-                    layer > 0, tf.float32)
+        inputs = [observ]
+        for matrix in matrices[:-1]:
+            inputs.append(tf.nn.relu(tf.matmul(inputs[-1], matrix)))
+        gradient, updated = output_gradient, list(matrices)
+        for index in reversed(range(len(matrices))):
+            updated[index] -= LEARNING_RATE * tf.matmul(inputs[index], gradient, transpose_a=True)
+            if index:
+                gradient = tf.matmul(gradient, matrices[index], transpose_b=True) * tf.cast(
+                    inputs[index] > 0, tf.float32)
         return updated
 
     @tf.function(jit_compile=True, autograph=False)
