@@ -39,12 +39,14 @@ def import_quietly():
     Call it before TensorFlow loads, as the first thing the `main` of a command
     line script does; the variable also reaches the processes it starts.
     TensorFlow loads without the modules it would import for Keras
-    (see `process_memory.skipping_unused_imports`).
+    (see `process_memory.skipping_unused_imports`), and XLA compiles with
+    its classic emitters (see `process_memory.prefer_classic_xla_emitters`).
 
     Returns:
       The `tensorflow` module.
     """
     level = os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', DEFAULT_LEVEL)
+    process_memory.prefer_classic_xla_emitters()
     with filtered_stderr(_as_level(level)), process_memory.skipping_unused_imports():
         import tensorflow
     return tensorflow

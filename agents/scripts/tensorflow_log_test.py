@@ -48,6 +48,7 @@ def test_the_log_below_the_level_is_dropped_from_what_any_code_writes(capfd, lev
 
 def test_the_level_is_three_unless_the_user_set_it(monkeypatch):
     monkeypatch.delenv('TF_CPP_MIN_LOG_LEVEL', raising=False)
+    monkeypatch.setenv('XLA_FLAGS', '')  # Restored after the test.
     tensorflow = tensorflow_log.import_quietly()
     assert callable(tensorflow.compat.v1.Session)
     assert os.environ['TF_CPP_MIN_LOG_LEVEL'] == '3'

@@ -1,6 +1,7 @@
 """Tests of what keeps a training process's memory low."""
 
 import ctypes
+import os
 import subprocess
 import sys
 import types
@@ -76,3 +77,43 @@ def test_freed_heap_memory_goes_back_to_the_system():
     assert before - _resident_kib() > 32 * 1024  # Of the 60 MiB freed.
     for block in kept:
         libc.free(block)
+
+
+@pytest.mark.parametrize('before, after', [
+    (None, '--xla_cpu_use_fusion_emitters=false'),
+    ('--xla_dump_to=/tmp/x', '--xla_dump_to=/tmp/x --xla_cpu_use_fusion_emitters=false'),
+    ('--xla_cpu_use_fusion_emitters=true', '--xla_cpu_use_fusion_emitters=true'),
+])
+def test_the_classic_emitters_are_chosen_unless_xla_flags_chose(monkeypatch, before, after):
+    monkeypatch.setattr(process_memory, '_tensorflow_version', lambda: (2, 21))
+    environ = {} if before is None else {'XLA_FLAGS': before}
+    assert process_memory.prefer_classic_xla_emitters(environ) == (before != after)
+    assert environ['XLA_FLAGS'] == after
+
+
+def test_a_tensorflow_that_may_not_know_the_flag_is_left_alone(monkeypatch):
+    monkeypatch.setattr(process_memory, '_tensorflow_version', lambda: (2, 20))
+    environ = {}
+    assert not process_memory.prefer_classic_xla_emitters(environ)
+    assert environ == {}
+
+
+def test_the_scripts_compile_with_xla_under_the_flag():
+    # XLA stops the whole process on a flag it does not know, so compile for real.
+    program = (
+        'import os\n'
+        'from agents.scripts import tensorflow_log\n'
+        'tf = tensorflow_log.import_quietly()\n'
+        'tf.compat.v1.disable_eager_execution()\n'
+        'x = tf.compat.v1.placeholder(tf.float32, [2])\n'  # A constant would be folded.
+        'double_tanh = tf.function(lambda x: 2 * tf.tanh(x), jit_compile=True)\n'
+        'print(tf.compat.v1.Session().run(double_tanh(x), {x: [0.0, 100.0]}))\n'
+        'print(os.environ.get("XLA_FLAGS"))\n')
+    environ = {key: value for key, value in os.environ.items() if key != 'XLA_FLAGS'}
+    result = subprocess.run(
+        [sys.executable, '-c', program], capture_output=True, text=True, env=environ)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == '[0. 2.]'
+    if process_memory._tensorflow_version() >= process_memory._EMITTERS_FLAG_SINCE:
+        assert lines[1] == '--xla_cpu_use_fusion_emitters=false'
