@@ -182,6 +182,12 @@ def status_field(pid, field):
         return next(int(line.split()[1]) for line in file_ if line.startswith(field + ':'))
 
 
+def command_line(pid):
+    """The command line of a process, its arguments joined by spaces (Linux)."""
+    with open(f'/proc/{pid}/cmdline') as file_:
+        return file_.read().replace('\0', ' ')
+
+
 class MemorySampler:
     """Within the context, samples the resident memory of this process and those it started.
 
@@ -217,10 +223,13 @@ class MemorySampler:
 
     def _sample(self):
         start = time.perf_counter()
+        own_command = command_line(os.getpid())
         while not self._stop.is_set():
             tree = 0.0
             for pid in process_tree():
                 try:  # A process may end while it is read; it then counts nothing.
+                    if pid != os.getpid() and command_line(pid) == own_command:
+                        continue  # Forked to run another program: its pages are this one's.
                     tree += status_field(pid, 'VmRSS') / 1024
                     self.marks[pid] = (self._describe(pid), status_field(pid, 'VmHWM') / 1024)
                 except (FileNotFoundError, ProcessLookupError, StopIteration):

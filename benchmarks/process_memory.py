@@ -5,13 +5,15 @@ Measures, each in a fresh process:
 - `import tensorflow`: resident and private memory and seconds, as TensorFlow
   does it and as the command line scripts do it (skipping the modules
   training never uses, `tools.process_memory.skipping_unused_imports`);
-- a training run of the `cheetah` config on the `parallel` backend, loading
-  TensorFlow as the scripts do, with the training loop returning freed memory
-  to the system and, for comparison, without: every half second the resident
-  memory of the trainer and of the whole process tree, and at the end each
-  process's high-water mark (VmHWM).
+- a training run of a config (`cheetah` by default) on the `parallel`
+  backend, loading TensorFlow as the scripts do: as they run it, and for
+  comparison with XLA's fusion emitters (`XLA_FLAGS=
+  --xla_cpu_use_fusion_emitters=true`, TensorFlow's default, which the
+  scripts turn off) and with the training loop keeping the memory it frees.
+  Every half second the resident memory of the trainer and of the whole
+  process tree, and at the end each process's high-water mark (VmHWM).
 
-    python benchmarks/process_memory.py [--steps 150000]
+    python benchmarks/process_memory.py [--steps 150000] [--config cheetah]
 
 Writes process_memory.md and .json to benchmarks/results/process_memory/
 (or --out). Run nothing else meanwhile.
@@ -28,7 +30,14 @@ import tempfile
 import learning
 import reporting
 
-CONFIG = 'cheetah'
+# Each training part: its label, whether the loop returns freed memory, and
+# what it adds to the environment of its process.
+PARTS = {
+    'keep': ('keeps freed memory', False, {}),
+    'fusion': ("returns freed memory, XLA's fusion emitters", True,
+               dict(XLA_FLAGS='--xla_cpu_use_fusion_emitters=true')),
+    'release': ('returns freed memory (as the scripts run)', True, {}),
+}
 
 _IMPORT = '''
 import json, sys, time
@@ -54,16 +63,11 @@ def measure_import(how):
     return json.loads(output.stdout.splitlines()[-1])
 
 
-def _command_line(pid):
-    with open(f'/proc/{pid}/cmdline') as file_:
-        return file_.read().replace('\0', ' ')
-
-
 def _kind(pid):
     """The role of a process of the run, from its command line and parent."""
     if pid == os.getpid():
         return 'trainer'
-    command = _command_line(pid)
+    command = learning.command_line(pid)
     if 'resource_tracker import main' in command:
         return 'resource tracker'
     # Workers started by the forkserver keep its command line; it is the trainer's child.
@@ -72,8 +76,8 @@ def _kind(pid):
     return 'environment worker'
 
 
-def measure_training(steps, release):
-    """Train `steps` of the cheetah config; sample memory; return the samples and the marks."""
+def measure_training(config_name, steps, release):
+    """Train `steps` of a config; sample memory; return the samples and the marks."""
     from agents.scripts import tensorflow_log
     tensorflow_log.import_quietly()
     from absl import logging
@@ -84,7 +88,7 @@ def measure_training(steps, release):
     if not release:
         process_memory.release_free_memory = lambda: False
     logging.set_verbosity(logging.WARNING)
-    config = utility.make_config(CONFIG)
+    config = utility.make_config(config_name)
     with config.unlocked():
         config.update(steps=steps, eval_every=steps)
     with tempfile.TemporaryDirectory() as logdir, learning.MemorySampler(
@@ -98,12 +102,13 @@ def _run_part(part, args, directory):
     path = os.path.join(directory, f'{part}.json')
     subprocess.run(
         [sys.executable, os.path.abspath(__file__), f'--part={part}', f'--result={path}',
-         f'--steps={args.steps}'], check=True)
+         f'--steps={args.steps}', f'--config={args.config}'],
+        env={**os.environ, **PARTS[part][2]}, check=True)
     with open(path) as file_:
         return json.load(file_)
 
 
-def table(imports, runs, steps):
+def table(imports, runs, config, steps):
     """Markdown tables of the measurements."""
     lines = [
         '`import tensorflow` in a fresh process (Keras 3 installed):\n',
@@ -114,22 +119,22 @@ def table(imports, runs, steps):
         lines.append(f'| {label} | {each["rss"]:,.0f} MiB | {each["private"]:,.0f} MiB | '
                      f'{each["seconds"]:.1f} |')
     lines += [
-        f'\nTraining `{CONFIG}` for {steps:,} steps (8 environments, `parallel` backend, '
+        f'\nTraining `{config}` for {steps:,} steps (`parallel` backend, '
         'TensorFlow loaded as the scripts do it):\n',
         '| training loop | trainer, median while training | trainer, peak | '
         'whole tree, peak sampled | sum of each process\'s high-water mark |',
         '|---|---:|---:|---:|---:|']
-    for release, label in ((False, 'keeps freed memory'), (True, 'returns freed memory')):
-        run = runs[str(release)]
+    for part, (label, _, _) in PARTS.items():
+        run = runs[part]
         later = [sample for sample in run['samples'] if sample[0] >= 20] or run['samples']
         lines.append(
             f'| {label} | {statistics.median(s[1] for s in later):,.0f} MiB | '
             f'{max(s[1] for s in run["samples"]):,.0f} MiB | '
             f'{max(s[2] for s in run["samples"]):,.0f} MiB | '
             f'{sum(mark for _, mark in run["marks"]):,.0f} MiB |')
-    marks = runs['True']['marks']
+    marks = runs['release']['marks']
     lines += [
-        '\nEach process\'s high-water mark, returning freed memory:\n',
+        '\nEach process\'s high-water mark, as the scripts run:\n',
         '| process | MiB |', '|---|---:|']
     lines += [f'| {kind} | {mark:,.0f} |' for kind, mark in sorted(marks, key=lambda m: -m[1])]
     lines.append(f'| **sum** | **{sum(mark for _, mark in marks):,.0f}** |')
@@ -141,24 +146,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--steps', type=int, default=150_000)
     parser.add_argument('--out', default=reporting.results_dir(__file__))
-    parser.add_argument('--part', choices=('keep', 'release'), help=argparse.SUPPRESS)
+    parser.add_argument('--config', default='cheetah')
+    parser.add_argument('--part', choices=tuple(PARTS), help=argparse.SUPPRESS)
     parser.add_argument('--result', help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.part:
         with open(args.result, 'w') as file_:
-            json.dump(measure_training(args.steps, args.part == 'release'), file_)
+            json.dump(measure_training(args.config, args.steps, PARTS[args.part][1]), file_)
         return
     load = os.getloadavg()
     imports = {how: measure_import(how) for how in ('plain', 'skipping')}
     with tempfile.TemporaryDirectory() as directory:
-        runs = {str(part == 'release'): _run_part(part, args, directory)
-                for part in ('keep', 'release')}
-    text = table(imports, runs, args.steps)
+        runs = {part: _run_part(part, args, directory) for part in PARTS}
+    text = table(imports, runs, args.config, args.steps)
     command = ' '.join(['python benchmarks/process_memory.py'] + sys.argv[1:])
     text += (f'\n\nCommand: `{command}`; {os.cpu_count()} cores; 1-minute load average '
              f'{load[0]:.1f} before and {os.getloadavg()[0]:.1f} after.\n')
     reporting.write_results(args.out, 'process_memory', text, dict(
-        steps=args.steps, imports=imports, runs=runs, record=reporting.run_record(load)))
+        config=args.config, steps=args.steps, imports=imports, runs=runs,
+        record=reporting.run_record(load)))
 
 
 if __name__ == '__main__':
