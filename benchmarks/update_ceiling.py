@@ -136,16 +136,19 @@ def main():
     if not all(size.isdigit() and 0 < int(size) <= SAMPLES_PER_LOOP for size in sizes):
         parser.error(f'--minibatches takes sizes from 1 to {SAMPLES_PER_LOOP:,} separated by '
                      f'commas, for example 64,256; got {args.minibatches!r}.')
+    chosen = os.environ.get('XLA_FLAGS')  # Before the scripts' own choice of emitters.
     from agents.scripts import tensorflow_log
     tensorflow_log.import_quietly()  # As the training process loads TensorFlow.
     load = os.getloadavg()
     results = [measure(int(size), args.repeats) for size in sizes]
     record = reporting.run_record(load)
     text = table(results) + (
-        f'\n\nCommand: `python benchmarks/update_ceiling.py --minibatches {args.minibatches} '
+        f'\n\nCommand: `{f"XLA_FLAGS={chosen} " if chosen else ""}'
+        f'python benchmarks/update_ceiling.py --minibatches {args.minibatches} '
         f'--repeats {args.repeats}`; {os.cpu_count()} cores; 1-minute load average '
         f'{load[0]:.1f} before and {record["machine"]["load_after"][0]:.1f} after.\n')
-    reporting.write_results(args.out, 'update_ceiling', text, dict(results=results, **record))
+    reporting.write_results(args.out, 'update_ceiling', text, dict(
+        results=results, xla_flags=os.environ.get('XLA_FLAGS'), **record))
 
 
 if __name__ == '__main__':

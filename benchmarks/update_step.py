@@ -22,14 +22,17 @@ Two parts (`--parts`):
              Milliseconds per step.
   ppo        Training phases of the shipped configs with each value of the
              `gradient_graph` key: `function` (the default), `inline`, `xla`
-             and `xla_update` (the whole update compiled), and `eigen`: a
-             function call with oneDNN off.
+             and `xla_update` (the whole update compiled, with TensorFlow's
+             default XLA emitters), `xla_update_classic` (the same with XLA's
+             classic emitters, as the command line scripts compile it), and
+             `eigen`: a function call with oneDNN off.
 
 Every run is its own process, and runs alternate between the variants.
 Usage:
 
     python benchmarks/update_step.py [--parts mechanism,ppo]
-        [--configs pendulum,cartpole,cheetah] [--variants function,inline,xla,xla_update,eigen]
+        [--configs pendulum,cartpole,cheetah]
+        [--variants function,inline,xla,xla_update,xla_update_classic,eigen]
         [--repeats 2] [--phases 4] [--out
         benchmarks/results/update_step/update_step.md]
 """
@@ -47,6 +50,8 @@ PPO_VARIANTS = {
     'xla': (dict(gradient_graph='xla'), {}),
     'xla_update': (dict(gradient_graph='xla_update'), {}),
     'eigen': (dict(gradient_graph='function'), dict(TF_ENABLE_ONEDNN_OPTS='0')),
+    'xla_update_classic': (
+        dict(gradient_graph='xla_update'), dict(XLA_FLAGS='--xla_cpu_use_fusion_emitters=false')),
 }
 MECHANISM_VARIANTS = ('inline', 'function')
 KERNELS = {'oneDNN': {}, 'Eigen': dict(TF_ENABLE_ONEDNN_OPTS='0')}
@@ -163,8 +168,9 @@ def main():
         environments = {name: environment for name, (_, environment) in PPO_VARIANTS.items()}
         results = phase_timing.measure(
             __file__, configs, variants, args.repeats, args.phases, environments)
+        baseline = 'function' if 'function' in variants else variants[0]
         sections.append(phase_timing.table(
-            results, variants, args.phases, 'function', 'gradient graph'))
+            results, variants, args.phases, baseline, 'gradient graph'))
     text = phase_timing.report(
         f'python benchmarks/update_step.py --parts {args.parts} --configs {args.configs} '
         f'--variants {args.variants} --repeats {args.repeats} --phases {args.phases}',

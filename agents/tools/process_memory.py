@@ -11,7 +11,7 @@ memory beyond what it uses:
   compiler free in its heaps. `release_free_memory()` returns it to the
   system; the training loop calls it every few seconds.
 - XLA's CPU compiler, emitting fused loops through MLIR (its fusion
-  emitters), holds 80 to 160 MiB more while it compiles PPO's whole update
+  emitters), holds about 80 MiB more while it compiles PPO's whole update
   than with its classic emitters, and the update runs no faster for it.
   `prefer_classic_xla_emitters()` chooses the classic ones.
 
