@@ -1,5 +1,9 @@
 """Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
 
+import os
+import subprocess
+import sys
+
 import gymnasium
 import numpy as np
 import pytest
@@ -9,6 +13,7 @@ from agents import tools
 from agents.algorithms.ppo import ppo
 from agents.scripts import config_schema
 from agents.scripts import networks
+from agents.tools import process_memory
 
 
 def _config(**overrides):
@@ -230,6 +235,20 @@ def test_every_gradient_graph_trains_alike(gradient_graph, network):
         compiled['summary']['training/value_loss'], rel=1e-4)
     for weight_plain, weight_compiled in zip(plain['after'], compiled['after']):
         np.testing.assert_allclose(weight_plain, weight_compiled, rtol=1e-4, atol=1e-5)
+
+
+def test_the_scripts_xla_emitters_train_alike_too():
+    # The command line scripts compile with XLA's classic emitters, which XLA
+    # reads once per process: the test above, in a process that uses them.
+    environment = {key: value for key, value in os.environ.items() if key != 'XLA_FLAGS'}
+    if not process_memory.prefer_classic_xla_emitters(environment):
+        pytest.skip('this TensorFlow may not know the flag that chooses the emitters')
+    result = subprocess.run(
+        [sys.executable, '-m', 'pytest', '-q', '-n', '0', '-p', 'no:cacheprovider',
+         f'{__file__}::test_every_gradient_graph_trains_alike[xla_update]'],
+        capture_output=True, text=True, env=environment)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert '1 passed' in result.stdout
 
 
 def test_update_on_short_episodes_touches_only_their_steps():
