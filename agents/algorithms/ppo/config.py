@@ -23,6 +23,11 @@ class PPOConfig:
     learning_rate: float = key(1e-4, 'Step size of the optimizer.', above=0)
     learning_rate_schedule: Literal['constant', 'linear'] = key(
         'constant', 'Keep the learning rate, or decay it linearly to zero over `steps`.')
+    value_learning_rate: float | None = key(
+        None, "Step size of the value network's own optimizer, on the same schedule; "
+        'learning_rate if None. Adam undoes a constant scale of the value loss on the '
+        "value network's weights, so value_coef cannot make them learn faster; this can.",
+        above=0)
     max_gradient_norm: float | None = key(
         None, 'Clip the gradients to this global norm; no clipping if None.', above=0)
     gradient_graph: Literal['function', 'inline', 'xla', 'xla_update'] = key(

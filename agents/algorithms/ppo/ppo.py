@@ -62,6 +62,26 @@ _UPDATE_METRICS = (
     'clip_fraction', 'gradient_norm', 'skipped_updates')
 
 
+class _Optimizer:
+    """An optimizer, its learning rate, and which of the network's variables it trains.
+
+    Args:
+      optimizer: Optimizer built with `learning_rate`.
+      learning_rate: Scalar tensor, the optimizer's current step size.
+      indices: Positions of its variables in the network's trainable variables.
+    """
+
+    def __init__(self, optimizer, learning_rate, indices):
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.indices = list(indices)
+
+    def apply(self, gradients, variables):
+        """The op that applies the gradients of its variables, from those of all."""
+        return self.optimizer.apply_gradients(
+            [(gradients[index], variables[index]) for index in self.indices])
+
+
 class Policy:
     """The acting part of PPO: its observation normalizer and its network.
 
@@ -461,9 +481,9 @@ class PPO:
         # Built here, so the learning rate follows the step that trains, also
         # when one run of the graph makes several steps.
         learning_rate = self._define_learning_rate()
-        optimizer = config.optimizer(learning_rate)
+        optimizers = self._define_optimizers(learning_rate)
         metrics = parts.iterate_sequences(
-            functools.partial(self._update_step, optimizer), dict.fromkeys(_UPDATE_METRICS, 0.0),
+            functools.partial(self._update_step, optimizers), dict.fromkeys(_UPDATE_METRICS, 0.0),
             sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1,
             jit_compile=config.gradient_graph == 'xla_update')
         report = _report_skipped_updates(metrics)
@@ -471,7 +491,8 @@ class PPO:
             _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
             for name in _UPDATE_METRICS]
         summaries += [
-            _scalar('training/learning_rate', learning_rate),
+            *[_scalar(f'training/{name}', optimizer.learning_rate)
+              for name, optimizer in optimizers.items()],
             _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
             _histogram('training/return', _valid_steps(sequences['return_'], length)),
             _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
@@ -480,15 +501,21 @@ class PPO:
         return tf.compat.v1.summary.merge(
             summaries + [penalty_summary] + self._weight_summaries())
 
-    def _update_step(self, optimizer, batch):
-        """One gradient step of `optimizer` on a batch of sequences, skipped when not finite.
+    def _update_step(self, optimizers, batch):
+        """One gradient step of the `optimizers` on a batch of sequences, skipped when not finite.
+
+        Args:
+          optimizers: Dict of `_Optimizer` by name, between them training every
+            trainable variable of the network once.
+          batch: Batch of sequences from `parts.iterate_sequences`.
 
         Returns:
           Dict of the scalar metrics named in `_UPDATE_METRICS`.
         """
         config = self._config
         variables = self._network.trainable_variables
-        loss_and_gradients = functools.partial(self._loss_and_gradients, optimizer, variables)
+        loss_and_gradients = functools.partial(
+            self._loss_and_gradients, optimizers['learning_rate'].optimizer, variables)
         if config.gradient_graph in ('function', 'xla'):
             # A function call of its own gets TensorFlow's oneDNN kernels, which the
             # bodies of the training loop and its conditionals do not (see
@@ -501,7 +528,9 @@ class PPO:
         gradient_norm = metrics['gradient_norm']
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         optimize = tools.ordered_cond(
-            is_finite, lambda: optimizer.apply_gradients(zip(gradients, variables)), tf.no_op)
+            is_finite, lambda: tf.group(*[
+                optimizer.apply(gradients, variables) for optimizer in optimizers.values()]),
+            tf.no_op)
         metrics['skipped_updates'] = 1.0 - tf.cast(is_finite, tf.float32)
         with tf.control_dependencies([optimize]):
             return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
@@ -610,6 +639,42 @@ class PPO:
                 return tf.constant(float(config.learning_rate))
             progress = tf.cast(self._step, tf.float32) / float(config.steps)
             return config.learning_rate * tf.maximum(1.0 - progress, 0.0)
+
+    def _define_optimizers(self, learning_rate):
+        """One optimizer for the whole network, or one each for the policy and value.
+
+        With `value_learning_rate`, the variables under a `value` variable scope
+        train with that rate, on the schedule of `learning_rate`, and the others
+        with `learning_rate`.
+
+        Args:
+          learning_rate: Scalar tensor, the current rate of the policy.
+
+        Returns:
+          Dict of `_Optimizer` by the name of its learning rate in TensorBoard.
+
+        Raises:
+          ValueError: If `value_learning_rate` is set and the network has no
+            variables under a `value` scope.
+        """
+        config = self._config
+        variables = self._network.trainable_variables
+        if config.value_learning_rate is None:
+            return dict(learning_rate=_Optimizer(
+                config.optimizer(learning_rate), learning_rate, range(len(variables))))
+        is_value = ['/value/' in variable.name for variable in variables]
+        if not any(is_value):
+            raise ValueError(
+                'value_learning_rate needs a network whose value variables lie under a '
+                "'value' variable scope; set value_learning_rate=None.")
+        value_rate = learning_rate * (config.value_learning_rate / config.learning_rate)
+        return dict(
+            learning_rate=_Optimizer(
+                config.optimizer(learning_rate), learning_rate,
+                [index for index, value in enumerate(is_value) if not value]),
+            value_learning_rate=_Optimizer(
+                config.optimizer(value_rate), value_rate,
+                [index for index, value in enumerate(is_value) if value]))
 
     def _weight_summaries(self):
         """Histograms of the trainable weights, grouped by the configured regexes."""

@@ -171,7 +171,7 @@ def _train_steps(config, durations, steps, seed=None, discrete=False, global_ste
                 for value in summary.value if value.HasField('simple_value')}
             return dict(
                 before=before, after=_weights(sess), penalty=sess.run(algo._penalty),
-                summary=values)
+                summary=values, variables=tf.compat.v1.trainable_variables())
 
 
 @pytest.mark.parametrize('kl_target, bound', [(1e6, 0.5), (1e-9, 2.0)])
@@ -191,6 +191,42 @@ def test_the_learning_rate_follows_its_schedule_over_the_training_steps(
     config = _config(learning_rate=0.01, learning_rate_schedule=schedule, steps=100)
     result = _train_steps(config, durations=(2, 2), steps=2, global_step=global_step)
     assert result['summary']['training/learning_rate'] == pytest.approx(rate)
+
+
+@pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
+def test_the_value_network_steps_with_its_own_learning_rate(gradient_graph):
+    # Plain gradient descent with one step per update, from the same weights
+    # and experience: the value weights move three times as far with a value
+    # learning rate three times the policy's, the policy weights as far.
+    def steps(**rates):
+        config = _config(
+            optimizer='gradient_descent', update_epochs=1, rollout_length=2, gae_lambda=0.95,
+            gradient_graph=gradient_graph, learning_rate=0.1, **rates)
+        result = _train_steps(config, durations=(2, 2), steps=2, seed=0)
+        names = [variable.name for variable in result['variables']]
+        return result['summary'], {
+            name: after - before
+            for name, before, after in zip(names, result['before'], result['after'])}
+
+    summary, shared = steps()
+    own_summary, own = steps(value_learning_rate=0.3)
+    assert own_summary['training/value_learning_rate'] == pytest.approx(0.3)
+    assert own_summary['training/learning_rate'] == summary['training/learning_rate'] == (
+        pytest.approx(0.1))
+    value_names = [name for name in shared if '/value/' in name]
+    assert value_names and len(value_names) < len(shared)
+    for name, change in shared.items():
+        assert np.any(change != 0), name
+        factor = 3 if name in value_names else 1
+        np.testing.assert_allclose(own[name], factor * change, rtol=1e-4, atol=1e-7)
+
+
+def test_the_value_learning_rate_follows_the_schedule():
+    config = _config(
+        learning_rate=0.01, value_learning_rate=0.04, learning_rate_schedule='linear', steps=100)
+    result = _train_steps(config, durations=(2, 2), steps=2, global_step=75)
+    assert result['summary']['training/learning_rate'] == pytest.approx(0.0025)
+    assert result['summary']['training/value_learning_rate'] == pytest.approx(0.01)
 
 
 def _update_size(result):
