@@ -229,6 +229,16 @@ def test_the_value_learning_rate_follows_the_schedule():
     assert result['summary']['training/value_learning_rate'] == pytest.approx(0.01)
 
 
+def test_a_value_learning_rate_needs_a_value_scope(monkeypatch):
+    def critic(observ, layers, activation):
+        with tf.compat.v1.variable_scope('critic'):
+            return networks._dense(networks._mlp(observ, layers, activation), 1)[:, 0]
+
+    monkeypatch.setattr(networks, '_value_network', critic)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="under a 'value' variable"):
+        _define_graph(_config(value_learning_rate=1e-3))
+
+
 def _update_size(result):
     return np.sqrt(sum(
         np.sum(np.square(after - before))
