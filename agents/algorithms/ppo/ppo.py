@@ -667,7 +667,8 @@ class PPO:
             raise ValueError(
                 'value_learning_rate needs a network whose value variables lie under a '
                 "'value' variable scope; set value_learning_rate=None.")
-        value_rate = learning_rate * (config.value_learning_rate / config.learning_rate)
+        with tf.name_scope('value_learning_rate'):
+            value_rate = learning_rate * (config.value_learning_rate / config.learning_rate)
         return dict(
             learning_rate=_Optimizer(
                 config.optimizer(learning_rate), learning_rate,
