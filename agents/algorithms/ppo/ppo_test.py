@@ -221,6 +221,19 @@ def test_the_value_network_steps_with_its_own_learning_rate(gradient_graph):
         np.testing.assert_allclose(own[name], factor * change, rtol=1e-4, atol=1e-7)
 
 
+def test_adam_undoes_the_weight_of_the_value_loss():
+    # Why value_learning_rate exists: without gradient clipping, Adam moves
+    # every weight alike whatever the value loss is scaled by.
+    def train(value_coef):
+        config = _config(update_epochs=1, learning_rate=0.1, value_coef=value_coef)
+        return _train_steps(config, durations=(2, 2), steps=4, seed=0)
+
+    plain, scaled = train(1.0), train(10.0)
+    assert _update_size(plain) > 0.1
+    for plain_weight, scaled_weight in zip(plain['after'], scaled['after']):
+        np.testing.assert_allclose(scaled_weight, plain_weight, rtol=1e-4, atol=1e-6)
+
+
 def test_the_value_learning_rate_follows_the_schedule():
     config = _config(
         learning_rate=0.01, value_learning_rate=0.04, learning_rate_schedule='linear', steps=100)
