@@ -171,7 +171,8 @@ def _train_steps(config, durations, steps, seed=None, discrete=False, global_ste
                 for value in summary.value if value.HasField('simple_value')}
             return dict(
                 before=before, after=_weights(sess), penalty=sess.run(algo._penalty),
-                summary=values, variables=tf.compat.v1.trainable_variables())
+                summary=values,
+                names=[variable.name for variable in tf.compat.v1.trainable_variables()])
 
 
 @pytest.mark.parametrize('kl_target, bound', [(1e6, 0.5), (1e-9, 2.0)])
@@ -203,10 +204,9 @@ def test_the_value_network_steps_with_its_own_learning_rate(gradient_graph):
             optimizer='gradient_descent', update_epochs=1, rollout_length=2, gae_lambda=0.95,
             gradient_graph=gradient_graph, learning_rate=0.1, **rates)
         result = _train_steps(config, durations=(2, 2), steps=2, seed=0)
-        names = [variable.name for variable in result['variables']]
         return result['summary'], {
             name: after - before
-            for name, before, after in zip(names, result['before'], result['after'])}
+            for name, before, after in zip(result['names'], result['before'], result['after'])}
 
     summary, shared = steps()
     own_summary, own = steps(value_learning_rate=0.3)
