@@ -632,13 +632,18 @@ class PPO:
                     _scalar('training/penalty', self._penalty.read_value())])
 
     def _define_learning_rate(self):
-        """The learning rate, constant or decaying linearly to zero over `steps`."""
+        """The learning rate: constant, or decaying linearly over `steps`.
+
+        The linear schedule ends at `final_learning_rate` (zero if None) and
+        stays there past `steps`.
+        """
         config = self._config
         with tf.name_scope('learning_rate'):
             if config.learning_rate_schedule == 'constant':
                 return tf.constant(float(config.learning_rate))
+            final = float(config.final_learning_rate or 0.0)
             progress = tf.cast(self._step, tf.float32) / float(config.steps)
-            return config.learning_rate * tf.maximum(1.0 - progress, 0.0)
+            return final + (config.learning_rate - final) * tf.maximum(1.0 - progress, 0.0)
 
     def _define_optimizers(self, learning_rate):
         """One optimizer for the whole network, or one each for the policy and value.

@@ -185,11 +185,15 @@ def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
     assert result['penalty'] == pytest.approx(bound)
 
 
-@pytest.mark.parametrize('schedule, global_step, rate', [
-    ('constant', 75, 0.01), ('linear', 0, 0.01), ('linear', 75, 0.0025), ('linear', 120, 0.0)])
+@pytest.mark.parametrize('schedule, final, global_step, rate', [
+    ('constant', None, 75, 0.01), ('linear', None, 0, 0.01), ('linear', None, 75, 0.0025),
+    ('linear', None, 120, 0.0), ('linear', 0.002, 0, 0.01), ('linear', 0.002, 75, 0.004),
+    ('linear', 0.002, 120, 0.002)])
 def test_the_learning_rate_follows_its_schedule_over_the_training_steps(
-        schedule, global_step, rate):
-    config = _config(learning_rate=0.01, learning_rate_schedule=schedule, steps=100)
+        schedule, final, global_step, rate):
+    config = _config(
+        learning_rate=0.01, learning_rate_schedule=schedule, final_learning_rate=final,
+        steps=100)
     result = _train_steps(config, durations=(2, 2), steps=2, global_step=global_step)
     assert result['summary']['training/learning_rate'] == pytest.approx(rate)
 
@@ -234,12 +238,14 @@ def test_adam_undoes_the_weight_of_the_value_loss():
         np.testing.assert_allclose(scaled_weight, plain_weight, rtol=1e-4, atol=1e-6)
 
 
-def test_the_value_learning_rate_follows_the_schedule():
+@pytest.mark.parametrize('final, rate', [(None, 0.0025), (0.002, 0.004)])
+def test_the_value_learning_rate_follows_the_schedule(final, rate):
     config = _config(
-        learning_rate=0.01, value_learning_rate=0.04, learning_rate_schedule='linear', steps=100)
+        learning_rate=0.01, value_learning_rate=0.04, learning_rate_schedule='linear',
+        final_learning_rate=final, steps=100)
     result = _train_steps(config, durations=(2, 2), steps=2, global_step=75)
-    assert result['summary']['training/learning_rate'] == pytest.approx(0.0025)
-    assert result['summary']['training/value_learning_rate'] == pytest.approx(0.01)
+    assert result['summary']['training/learning_rate'] == pytest.approx(rate)
+    assert result['summary']['training/value_learning_rate'] == pytest.approx(4 * rate)
 
 
 def test_a_value_learning_rate_needs_a_value_scope(monkeypatch):
