@@ -47,8 +47,9 @@ Attributes:
   threshold: Score that counts as solved, or None.
   sb3: The peer's hyperparameters (rl-baselines3-zoo).
   references: Published scores shown beside ours.
-  mask: Observation indices hidden from the agent (partially observed tasks),
-    or None; the peer is then sb3-contrib's RecurrentPPO.
+  mask: Observation indices hidden from both libraries (partially observed
+    tasks), the peer then being sb3-contrib's RecurrentPPO; or None, which
+    leaves our config's own `observation_mask`.
   control: Name of a feed-forward config trained on the same masked task as a
     control row, or None.
 """
@@ -139,7 +140,9 @@ def run_agents(task, seed, overrides, config_name=None):
     with config.unlocked():
         config.update(
             seed=seed, steps=task.budget, eval_every=task.eval_every,
-            eval_episodes=EVAL_EPISODES, observation_mask=task.mask)
+            eval_episodes=EVAL_EPISODES)
+        if task.mask:
+            config.update(observation_mask=task.mask)
         config.update(overrides)
     evaluations, train_seconds = [], 0.0
     with tempfile.TemporaryDirectory() as logdir:

@@ -45,7 +45,8 @@ class RunConfig:
     normalize_ranges: bool = key(True, 'Map finite observation and action ranges to [-1, 1].')
     observation_mask: tuple[int, ...] | None = key(
         None, 'Indices of the flattened observation zeroed at every step, hiding them from '
-        'the agent (the partially observed NoVel tasks); nothing hidden if None.', at_least=0)
+        "the agent (the NoVel tasks' velocities, Ant's contact forces); nothing hidden if "
+        'None.', at_least=0)
     checkpoint_seconds: float = key(
         300, 'Also store a checkpoint when this many seconds passed since the last.', above=0)
     keep_checkpoints: int = key(5, 'Checkpoints kept on disk, the newest.', at_least=1)
