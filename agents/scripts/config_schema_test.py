@@ -65,10 +65,6 @@ def test_the_network_adds_its_keys_with_their_defaults():
     (dict(batch_size=8), 'chunk_length and batch_size apply to recurrent networks'),
     (dict(gradient_graph='xla_update', rollout_length=None),
      "gradient_graph='xla_update' needs rollout_length"),
-    (dict(final_learning_rate=1e-4),
-     "final_learning_rate needs learning_rate_schedule='linear'"),
-    (dict(learning_rate_schedule='linear', final_learning_rate=0.1),
-     'final_learning_rate 0.1 exceeds learning_rate 0.001: the linear schedule decays'),
 ])
 def test_bad_values_are_refused_in_one_line(change, message):
     values = configs.pendulum()

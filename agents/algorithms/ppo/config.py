@@ -24,8 +24,9 @@ class PPOConfig:
     learning_rate_schedule: Literal['constant', 'linear'] = key(
         'constant', 'Keep the learning rate, or decay it linearly over `steps`.')
     final_learning_rate: float | None = key(
-        None, 'Rate the linear schedule reaches at `steps`, a floor that keeps late updates '
-        'from vanishing; zero if None.', at_least=0)
+        None, 'Rate the linear schedule reaches at `steps`: a floor that keeps late updates '
+        'from vanishing (above learning_rate, the rate rises); zero if None. The constant '
+        'schedule ignores it.', at_least=0)
     value_learning_rate: float | None = key(
         None, "Step size of the value network's own optimizer, on the same schedule; "
         'learning_rate if None. Adam undoes a constant scale of the value loss on the '
@@ -98,23 +99,9 @@ class PPOConfig:
                 "gradient_graph='xla_update' needs rollout_length: the update's shapes change "
                 "with the episodes collected, and XLA would compile it again for each")
         self._check_sequence_keys()
-        self._check_final_learning_rate()
         if self.action_bounds is not None and not self.action_bounds[0] < self.action_bounds[1]:
             raise schema.ConfigError(
                 f'action_bounds must be (low, high) with low < high, got {self.action_bounds}')
-
-    def _check_final_learning_rate(self):
-        """A final rate belongs to a schedule that decays from `learning_rate`."""
-        if self.final_learning_rate is None:
-            return
-        if self.learning_rate_schedule != 'linear':
-            raise schema.ConfigError(
-                "final_learning_rate needs learning_rate_schedule='linear'; set "
-                'final_learning_rate=None to keep the rate constant')
-        if self.final_learning_rate > self.learning_rate:
-            raise schema.ConfigError(
-                f'final_learning_rate {self.final_learning_rate} exceeds learning_rate '
-                f'{self.learning_rate}: the linear schedule decays')
 
     def _check_sequence_keys(self):
         """Recurrent networks train on chunks of sequences, feed-forward ones on single steps."""
