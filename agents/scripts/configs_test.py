@@ -9,9 +9,9 @@ from agents.scripts import configs
 def test_ant_hides_exactly_the_contact_forces():
     pytest.importorskip('mujoco')
     env = gym.make('Ant-v5')
-    structure = env.unwrapped.observation_structure
+    structure, size = env.unwrapped.observation_structure, env.observation_space.shape[0]
     env.close()
     start = structure['qpos'] + structure['qvel']
     assert configs.ant()['observation_mask'] == tuple(
         range(start, start + structure['cfrc_ext']))
-    assert start + structure['cfrc_ext'] == env.observation_space.shape[0]
+    assert start + structure['cfrc_ext'] == size

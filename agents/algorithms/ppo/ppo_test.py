@@ -186,10 +186,10 @@ def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
 
 
 @pytest.mark.parametrize('schedule, final, global_step, rate', [
-    ('constant', None, 75, 0.01), ('constant', 0.002, 75, 0.01), ('linear', None, 0, 0.01),
-    ('linear', None, 75, 0.0025),
-    ('linear', None, 120, 0.0), ('linear', 0.002, 0, 0.01), ('linear', 0.002, 75, 0.004),
-    ('linear', 0.002, 120, 0.002), ('linear', 0.02, 50, 0.015)])
+    ('constant', None, 75, 0.01), ('constant', 0.002, 75, 0.01),
+    ('linear', None, 0, 0.01), ('linear', None, 75, 0.0025), ('linear', None, 120, 0.0),
+    ('linear', 0.002, 0, 0.01), ('linear', 0.002, 75, 0.004), ('linear', 0.002, 120, 0.002),
+    ('linear', 0.02, 50, 0.015)])
 def test_the_learning_rate_follows_its_schedule_over_the_training_steps(
         schedule, final, global_step, rate):
     config = _config(
