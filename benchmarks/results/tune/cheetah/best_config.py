@@ -4,7 +4,7 @@ The study of the config cheetah:
 
     python -m agents.scripts.tune --config=cheetah
         --space=benchmarks/tune_spaces/cheetah.yaml --trials=40 --startup_trials=6
-        --seeds=100 --last_evals=3 --prune_after=300000 --logdir=/work/studies/cheetah
+        --seeds=100 --last_evals=3 --prune_after=300000 --logdir=studies/cheetah
 """
 
 from agents.scripts import configs
