@@ -28,6 +28,9 @@ class RunConfig:
     env: str = key(
         schema.REQUIRED, 'Gymnasium id of the task, or a registered environment constructor.',
         role='env')
+    env_kwargs: dict[str, bool | int | float | str | tuple[float, ...] | None] | None = key(
+        None, 'Arguments of the Gymnasium id\'s task, passed to gymnasium.make, such as '
+        '{include_cfrc_ext_in_observation: false} for Ant-v5; none if None.')
     max_length: int = key(schema.REQUIRED, 'Steps after which an episode is cut off.', at_least=1)
     steps: int = key(schema.REQUIRED, 'Environment steps to train on.', at_least=1)
     num_agents: int = key(30, 'Environments stepped together.', at_least=1)
@@ -56,7 +59,11 @@ class RunConfig:
 
     def __post_init__(self):
         if isinstance(self.env, str):
-            _check_environment_id(self.env)
+            _check_environment_id(self.env, self.env_kwargs)
+        elif self.env_kwargs:
+            raise schema.ConfigError(
+                'env_kwargs apply to a Gymnasium id; the env is a constructor, which takes no '
+                'arguments, so give them to it')
 
 
 def make(values, source='config'):
@@ -107,7 +114,7 @@ def reference_page():
     return f'{_REFERENCE_INTRODUCTION}\n{markdown_tables()}\n'
 
 
-def _check_environment_id(env):
+def _check_environment_id(env, kwargs):
     # Gymnasium's id `module:EnvId` names the module that registers it. A saved
     # configuration imports no code, so the module must be imported already: by
     # the config function (utility.make_config) or with --register.
@@ -120,6 +127,10 @@ def _check_environment_id(env):
         environments.check_environment(env)
     except ValueError as error:
         raise schema.ConfigError(f'env: {error}') from None
+    try:
+        environments.check_environment_kwargs(env, kwargs)
+    except ValueError as error:
+        raise schema.ConfigError(f'env_kwargs: {error}') from None
 
 
 if __name__ == '__main__':

@@ -2,12 +2,18 @@
 
 import os
 
+from gymnasium.envs.classic_control import pendulum
 import pytest
 
 from agents.scripts import config_schema
 from agents.scripts import configs
+from agents.scripts import environments
 from agents.scripts import networks
+from agents.scripts import registry
+from agents.scripts import utility
 from agents.tools.schema import ConfigError
+
+registry.register('env', pendulum.PendulumEnv, name='schema_test_pendulum')
 
 TASKS = (
     'pendulum', 'cartpole', 'reacher', 'cheetah', 'walker', 'hopper', 'ant', 'humanoid',
@@ -65,6 +71,12 @@ def test_the_network_adds_its_keys_with_their_defaults():
     (dict(batch_size=8), 'chunk_length and batch_size apply to recurrent networks'),
     (dict(gradient_graph='xla_update', rollout_length=None),
      "gradient_graph='xla_update' needs rollout_length"),
+    (dict(env_kwargs={'gravity': 2.0}),
+     "env_kwargs: Pendulum-v1 does not take {'gravity': 2.0}: TypeError: "
+     "PendulumEnv.__init__() got an unexpected keyword argument 'gravity'"),
+    (dict(env_kwargs={'g': {'earth': 9.8}}), 'env_kwargs must be dict of str to bool or int'),
+    (dict(env='schema_test_pendulum', env_kwargs={'g': 2.0}),
+     'env_kwargs apply to a Gymnasium id; the env is a constructor'),
 ])
 def test_bad_values_are_refused_in_one_line(change, message):
     values = configs.pendulum()
@@ -77,3 +89,15 @@ def test_bad_values_are_refused_in_one_line(change, message):
 def test_keys_of_a_task_are_required():
     with pytest.raises(ConfigError, match="missing key 'env'.*missing key 'max_length'"):
         config_schema.make(configs.default())
+
+
+def test_env_kwargs_reach_the_task_and_survive_the_saved_config(tmp_path):
+    values = configs.pendulum()
+    values.update(env_kwargs={'g': 2.5}, seed=1)
+    config = config_schema.make(values)
+    utility.save_config(config, str(tmp_path))
+    loaded = utility.load_config(str(tmp_path))
+    assert loaded.env_kwargs == {'g': 2.5}
+    env = environments.environment_constructors(loaded, 1)[0]()
+    assert env.unwrapped.g == 2.5
+    env.close()

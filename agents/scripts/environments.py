@@ -25,7 +25,7 @@ def environment_constructors(config, count, render_mode=None):
 
     Args:
       config: Configuration with `env`, `max_length`, `normalize_ranges` and
-        optionally `seed` and `observation_mask`.
+        optionally `seed`, `env_kwargs` and `observation_mask`.
       count: Number of environments.
       render_mode: Gymnasium render mode, such as 'rgb_array' for videos.
 
@@ -48,7 +48,7 @@ def environment_constructors(config, count, render_mode=None):
         functools.partial(
             make_environment, task, config.max_length, config.normalize_ranges,
             None if seed is None else 1000 * seed + index, render_mode,
-            config.get('observation_mask'))
+            config.get('observation_mask'), config.get('env_kwargs'))
         for index in range(count)]
 
 
@@ -97,6 +97,29 @@ def check_environment(env):
         raise ValueError(_describe_failure(env, error)) from None
 
 
+def check_environment_kwargs(env, kwargs):
+    """Check that the task of the Gymnasium id `env` takes the arguments `kwargs`.
+
+    The task is made once with them and closed, so an argument it does not
+    take, or a value it refuses, is reported before any worker starts.
+
+    Args:
+      env: Gymnasium id or `module:EnvId` whose module has been imported.
+      kwargs: Arguments for `gymnasium.make`, or None.
+
+    Raises:
+      ValueError: If making the task with these arguments fails.
+    """
+    if not kwargs:
+        return
+    try:
+        gym.make(env, **kwargs).close()
+    except Exception as error:  # Whatever the task's constructor raises.
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ''
+        raise ValueError(
+            f'{env} does not take {kwargs}: {type(error).__name__}: {first_line}') from None
+
+
 def _describe_failure(env, error):
     """Why the environment `env` cannot be made, and for missing simulators how to install them."""
     spec = registration.registry.get(env.split(':')[-1])
@@ -111,7 +134,7 @@ def _describe_failure(env, error):
 
 
 def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None,
-                     observation_mask=None):
+                     observation_mask=None, env_kwargs=None):
     """Create one environment of a task with the standard wrappers.
 
     Args:
@@ -125,11 +148,13 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
         such as 'rgb_array' to record videos.
       observation_mask: Indices of the flattened observation to zero at every
         step (see `wrappers.MaskObservation`); nothing is hidden if None.
+      env_kwargs: Arguments of the task, passed to `gymnasium.make` with an id
+        or spec; a constructor takes none.
 
     Raises:
       ValueError: If the Gymnasium id is unknown, its module (of an id
-        `module:EnvId`) cannot be imported, or the action space is neither Box
-        nor Discrete.
+        `module:EnvId`) cannot be imported, `env_kwargs` come with a
+        constructor, or the action space is neither Box nor Discrete.
 
     Returns:
       Wrapped environment.
@@ -137,9 +162,15 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
     if isinstance(env, (str, registration.EnvSpec)):
         try:
             # Gymnasium's own time limit is set to ours, so it cannot end episodes earlier.
-            env = gym.make(env, max_episode_steps=max_length or None, render_mode=render_mode)
+            env = gym.make(
+                env, max_episode_steps=max_length or None, render_mode=render_mode,
+                **(env_kwargs or {}))
         except (gym.error.Error, ImportError) as error:
             raise ValueError(_describe_failure(getattr(env, 'id', env), error)) from None
+    elif env_kwargs:
+        raise ValueError(
+            f'env_kwargs {env_kwargs} apply to a Gymnasium id or spec, not to the constructor '
+            f'{env!r}')
     else:
         env = env()
     if observation_mask:

@@ -64,3 +64,15 @@ def test_standard_wrappers_give_the_bits_of_plain_numpy(task, normalize):
             expected = _reference_observation(reference, reference.reset(seed=seed)[0], normalize)
             assert observ.tobytes() == expected.tobytes()
     assert ends  # Episodes ended, by time limit or termination, and were compared.
+
+
+def test_env_kwargs_change_the_task_and_refuse_a_constructor():
+    pytest.importorskip('mujoco')
+    env = environments.make_environment(
+        'Ant-v5', 20, env_kwargs={'include_cfrc_ext_in_observation': False})
+    # Ant-v5 observes 27 positions and velocities, and 78 contact forces by default.
+    assert env.observation_space.shape == (27,)
+    env.close()
+    with pytest.raises(ValueError, match='apply to a Gymnasium id or spec, not to the constructor'):
+        environments.make_environment(
+            lambda: gymnasium.make('Pendulum-v1'), 20, env_kwargs={'g': 2.0})

@@ -212,6 +212,9 @@ def _convert(value, annotation):
     """`value` converted to the type `annotation`; raises _Mismatch if it has another type."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
+        if type(value) in args:
+            # A value of a type the union names keeps it: 2.0 stays a float in `int | float`.
+            return value
         for arg in args:
             try:
                 return _convert(value, arg)

@@ -34,6 +34,7 @@ class ToyConfig:
     mode: Literal['fast', 'slow'] = key('fast', 'How to run.')
     flag: bool = key(True, 'A switch.')
     groups: dict[str, str] = key(dict(all='.*'), 'Named patterns.')
+    options: dict[str, int | float] = key({}, 'Arguments of something.')
     maker: Callable = key('make_widget', 'What to make.', role='maker')
     source: str = key('here', 'A name or a registered maker.', role='maker')
 
@@ -59,6 +60,11 @@ def test_defaults_are_filled_in_and_values_converted(makers):
     assert values['bounds'] == (-1.0, 1.0)
     assert values['mode'] == 'fast' and values['flag'] is True
     assert values['maker'] is make_widget and values['source'] == 'here'
+
+
+def test_a_union_keeps_a_value_of_a_type_it_names(makers):
+    values = schema.check(ToyConfig, dict(steps=1, options=dict(a=2.0, b=2)), makers)
+    assert [type(value) for value in values['options'].values()] == [float, int]
 
 
 def test_mutable_defaults_are_fresh_copies(makers):
