@@ -115,7 +115,7 @@ def check_environment_kwargs(env, kwargs):
     try:
         gym.make(env, **kwargs).close()
     except Exception as error:  # Whatever the task's constructor raises.
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ''
+        first_line = (str(error).strip().splitlines() or [''])[0]
         raise ValueError(
             f'{env} does not take {kwargs}: {type(error).__name__}: {first_line}') from None
 
