@@ -1,5 +1,20 @@
-"""Suite-wide setup: Triton loads before any test imports TensorFlow (see `load_order`)."""
+"""Suite-wide setup.
+
+Triton loads before any test imports TensorFlow (see `load_order`), and
+Stable-Baselines3, which makes a log folder in the system's temporary directory
+for every model that learns, makes it in pytest's temporary directory instead.
+"""
+
+import os
+
+import pytest
 
 from agents.tools import load_order
 
 load_order.load_triton_before_tensorflow()
+
+
+@pytest.fixture(autouse=True, scope='session')
+def sb3_log_folder(tmp_path_factory):
+    """Points SB3's log folders, and those of the subprocesses tests start, at pytest's."""
+    os.environ['SB3_LOGDIR'] = str(tmp_path_factory.mktemp('sb3_logs'))
