@@ -263,6 +263,8 @@ def run_sb3(task, seed):
     Returns:
       Its evaluations and training seconds.
     """
+    from agents.tools import load_order
+    load_order.load_triton_before_tensorflow()  # Before SB3 loads TensorFlow.
     import gymnasium
     import stable_baselines3
     import torch

@@ -183,6 +183,8 @@ def measure_agents_collection(steps, backend):
 
 def measure_sb3(steps, config):
     """Train SB3 PPO doing our config's work; return training, collection and update seconds."""
+    from agents.tools import load_order
+    load_order.load_triton_before_tensorflow()  # Before SB3 loads TensorFlow.
     import stable_baselines3
     from stable_baselines3.common import callbacks
     from stable_baselines3.common import env_util

@@ -19,6 +19,10 @@ markdown table with the ratio of each row to SB3.
 import argparse
 import time
 
+from agents.tools import load_order
+
+load_order.load_triton_before_tensorflow()  # SB3 trains here, beside TensorFlow.
+
 import numpy as np
 import tensorflow as tf
 
