@@ -267,10 +267,11 @@ def run_sb3(task, seed):
     load_order.load_triton_before_tensorflow()  # Before SB3 loads TensorFlow.
     import gymnasium
     import stable_baselines3
-    import torch
     from stable_baselines3.common import callbacks
     from stable_baselines3.common import env_util
     from stable_baselines3.common import vec_env
+    import torch
+
     from agents.tools import wrappers
     torch.set_num_threads(1)
     params = dict(task.sb3)
@@ -559,6 +560,7 @@ def plot(results, directory):
 
 
 def main():
+    """Run, or only tabulate, the learning runs the command line asks for."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='Pendulum and CartPole only.')
     parser.add_argument('--tasks', default=None, help='Comma-separated task names.')
