@@ -61,12 +61,10 @@ def processor():
 
 
 def versions():
-    """Versions of the packages whose kernels and environments make the scores."""
-    import mujoco  # pylint: disable=import-outside-toplevel
+    """Versions of the packages whose kernels make the scores (Gymnasium's is in the record)."""
     import numpy  # pylint: disable=import-outside-toplevel
     import tensorflow  # pylint: disable=import-outside-toplevel
-    return {'tensorflow': tensorflow.__version__, 'numpy': numpy.__version__,
-            'mujoco': mujoco.__version__}
+    return {'tensorflow': tensorflow.__version__, 'numpy': numpy.__version__}
 
 
 def table(config, runs):
