@@ -59,6 +59,12 @@ class PPOConfig:
         'kl_penalty', "Policy objective: BatchPPO's adaptive KL penalty, or the clipped ratio.")
     clip_ratio: float = key(
         0.2, 'The clipped objective ignores ratios further than this from 1.', above=0)
+    clip_ratio_schedule: Literal['constant', 'linear'] = key(
+        'constant', 'Keep the clip ratio, or decay it linearly over `steps`, so that late '
+        'updates move the policy less.')
+    final_clip_ratio: float | None = key(
+        None, 'Clip ratio the linear schedule reaches at `steps`; zero if None. The constant '
+        'schedule ignores it.', at_least=0)
     value_clip: float | None = key(
         None, 'Clip the value change per update to this in the value loss; no clipping if '
         'None.', above=0)

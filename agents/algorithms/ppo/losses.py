@@ -15,13 +15,12 @@ from agents.algorithms.ppo import utility
 
 
 def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, length,
-                penalty):
+                penalty, clip_ratio):
     """The policy objective of the config, as a loss to minimize.
 
     Args:
-      config: Config with `objective`, and `kl_target`, `kl_cutoff_factor`,
-        `kl_cutoff_coef` for 'kl_penalty' or `clip_ratio` for 'clip', and
-        `entropy_coef`.
+      config: Config with `objective`, `kl_target`, `kl_cutoff_factor`,
+        `kl_cutoff_coef` and `entropy_coef`.
       old_policy: Distribution that collected the data, batch shape `[batch, time]`.
       policy: Current distribution, batch shape `[batch, time]`.
       log_prob: Log probability of the actions under `policy`, `[batch, time]`.
@@ -30,6 +29,8 @@ def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, l
       length: Int32 `[batch]`, the valid steps of each sequence; None when
         every step is valid.
       penalty: Scalar tensor, the current KL penalty coefficient.
+      clip_ratio: Scalar, the current clip ratio: the 'clip' objective ignores
+        ratios further than this from 1, and `clip_fraction` counts them.
 
     Returns:
       Tuple of the scalar loss and a dict of its parts for summaries:
@@ -41,7 +42,6 @@ def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, l
         kl = mean_over_time(old_policy.kl(policy), length)
         entropy = mean_over_time(policy.entropy(), length)
         ratio = tf.exp(log_prob - tf.stop_gradient(old_log_prob))
-        clip_ratio = config.clip_ratio
         is_clipped = tf.cast(tf.abs(ratio - 1) > clip_ratio, tf.float32)
         if config.objective == 'clip':
             clipped_ratio = tf.clip_by_value(ratio, 1 - clip_ratio, 1 + clip_ratio)

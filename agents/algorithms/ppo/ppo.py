@@ -26,8 +26,8 @@ first update step starts from exactly the policy that acted.
 The policy objective is BatchPPO's adaptive KL penalty with its quadratic
 cutoff, or the clipped surrogate objective (`objective`, see `losses`). Beyond
 the original, the KL penalty coefficient stays within `kl_penalty_bounds`;
-gradients are clipped by their global norm; the learning rate may decay
-linearly over the training steps; an episode cut off by a time limit
+gradients are clipped by their global norm; the learning rate and the clip
+ratio may decay linearly over the training steps (`schedule`); an episode cut off by a time limit
 bootstraps from the value of its last observation; and an update step whose
 loss or gradients are not finite is skipped and reported.
 """
@@ -41,6 +41,7 @@ import tensorflow as tf
 from agents import parts
 from agents import tools
 from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import schedule
 from agents.algorithms.ppo import utility
 from agents.tools import nested
 
@@ -478,12 +479,18 @@ class PPO:
             sequences = nested.map(lambda tensor: _valid_steps(tensor, length)[:, None], sequences)
             length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
             chunk_length, batch_size = None, config.minibatch_size
-        # Built here, so the learning rate follows the step that trains, also
-        # when one run of the graph makes several steps.
-        learning_rate = self._define_learning_rate()
+        # Built here, so the schedules follow the step that trains, also when
+        # one run of the graph makes several steps.
+        learning_rate = schedule.scheduled(
+            'learning_rate', config.learning_rate, config.learning_rate_schedule,
+            config.final_learning_rate, self._step, config.steps)
+        clip_ratio = schedule.scheduled(
+            'clip_ratio', config.clip_ratio, config.clip_ratio_schedule,
+            config.final_clip_ratio, self._step, config.steps)
         optimizers = self._define_optimizers(learning_rate)
         metrics = parts.iterate_sequences(
-            functools.partial(self._update_step, optimizers), dict.fromkeys(_UPDATE_METRICS, 0.0),
+            functools.partial(self._update_step, optimizers, clip_ratio),
+            dict.fromkeys(_UPDATE_METRICS, 0.0),
             sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1,
             jit_compile=config.gradient_graph == 'xla_update')
         report = _report_skipped_updates(metrics)
@@ -493,6 +500,7 @@ class PPO:
         summaries += [
             *[_scalar(f'training/{name}', optimizer.learning_rate)
               for name, optimizer in optimizers.items()],
+            _scalar('training/clip_ratio', clip_ratio),
             _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
             _histogram('training/return', _valid_steps(sequences['return_'], length)),
             _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
@@ -501,12 +509,13 @@ class PPO:
         return tf.compat.v1.summary.merge(
             summaries + [penalty_summary] + self._weight_summaries())
 
-    def _update_step(self, optimizers, batch):
+    def _update_step(self, optimizers, clip_ratio, batch):
         """One gradient step of the `optimizers` on a batch of sequences, skipped when not finite.
 
         Args:
           optimizers: Dict of `_Optimizer` by name, between them training every
             trainable variable of the network once.
+          clip_ratio: Scalar tensor, the current clip ratio of the objective.
           batch: Batch of sequences from `parts.iterate_sequences`.
 
         Returns:
@@ -515,7 +524,8 @@ class PPO:
         config = self._config
         variables = self._network.trainable_variables
         loss_and_gradients = functools.partial(
-            self._loss_and_gradients, optimizers['learning_rate'].optimizer, variables)
+            self._loss_and_gradients, optimizers['learning_rate'].optimizer, variables,
+            clip_ratio)
         if config.gradient_graph in ('function', 'xla'):
             # A function call of its own gets TensorFlow's oneDNN kernels, which the
             # bodies of the training loop and its conditionals do not (see
@@ -535,7 +545,7 @@ class PPO:
         with tf.control_dependencies([optimize]):
             return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
 
-    def _loss_and_gradients(self, optimizer, variables, batch):
+    def _loss_and_gradients(self, optimizer, variables, clip_ratio, batch):
         """The loss of a batch of sequences and its gradients, clipped by global norm.
 
         Returns:
@@ -551,7 +561,8 @@ class PPO:
         action = sequences['action']
         policy_loss, policy_metrics = losses.policy_loss(
             config, old_policy, network.policy, self._log_prob(network.policy, action),
-            self._log_prob(old_policy, action), sequences['advantage'], length, self._penalty)
+            self._log_prob(old_policy, action), sequences['advantage'], length, self._penalty,
+            clip_ratio)
         value_loss = losses.value_loss(
             config, network.value, sequences['value'], sequences['return_'], length)
         loss = value_loss + policy_loss
@@ -630,20 +641,6 @@ class PPO:
                 return tf.compat.v1.summary.merge([
                     _scalar('training/kl_change', kl_change),
                     _scalar('training/penalty', self._penalty.read_value())])
-
-    def _define_learning_rate(self):
-        """The learning rate: constant, or decaying linearly over `steps`.
-
-        The linear schedule ends at `final_learning_rate` (zero if None) and
-        stays there past `steps`.
-        """
-        config = self._config
-        with tf.name_scope('learning_rate'):
-            if config.learning_rate_schedule == 'constant':
-                return tf.constant(float(config.learning_rate))
-            final = float(config.final_learning_rate or 0.0)
-            progress = tf.cast(self._step, tf.float32) / float(config.steps)
-            return final + (config.learning_rate - final) * tf.maximum(1.0 - progress, 0.0)
 
     def _define_optimizers(self, learning_rate):
         """One optimizer for the whole network, or one each for the policy and value.
