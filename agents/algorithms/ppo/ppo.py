@@ -27,9 +27,10 @@ The policy objective is BatchPPO's adaptive KL penalty with its quadratic
 cutoff, or the clipped surrogate objective (`objective`, see `losses`). Beyond
 the original, the KL penalty coefficient stays within `kl_penalty_bounds`;
 gradients are clipped by their global norm; the learning rate and the clip
-ratio may decay linearly over the training steps (`schedule`); an episode cut off by a time limit
-bootstraps from the value of its last observation; and an update step whose
-loss or gradients are not finite is skipped and reported.
+ratio may decay linearly over the training steps (`schedule`); an episode
+cut off by a time limit bootstraps from the value of its last observation;
+and an update step whose loss or gradients are not finite is skipped and
+reported.
 """
 
 import collections
