@@ -55,6 +55,11 @@ class PPOConfig:
     chunk_length: int | None = key(
         None, 'Steps per chunk of an episode of recurrent networks; whole episodes if None.',
         at_least=1)
+    stored_observ: Literal['raw', 'normalized'] = key(
+        'raw', "What memory keeps of each observation for the update: the raw one, normalized "
+        "with the statistics of update time (BatchPPO's way), or the normalized one the "
+        'policy acted on, so that the update starts from exactly the policy that acted. '
+        'Recurrent networks always keep the normalized one.')
     objective: Literal['kl_penalty', 'clip'] = key(
         'kl_penalty', "Policy objective: BatchPPO's adaptive KL penalty, or the clipped ratio.")
     clip_ratio: float = key(

@@ -16,7 +16,9 @@ Experience is collected in one of two ways:
 
 Feed-forward networks train on shuffled minibatches of `minibatch_size` real
 steps, so an update costs in proportion to the steps collected, not to the
-padding of the episode buffers. Recurrent networks train on chunks of
+padding of the episode buffers; they replay raw observations normalized with
+the statistics of update time, as BatchPPO did, or the normalized ones they
+acted on (`stored_observ`). Recurrent networks train on chunks of
 `chunk_length` steps of the episodes or rollouts, `batch_size` chunks at a
 time, so they see sequences. Each chunk is replayed from the recurrent state
 that acted at its first step, on the normalized observations the policy saw,
@@ -143,6 +145,7 @@ class PPO:
         self._config = config
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
+        self._stores_normalized = self._is_recurrent or config.stored_observ == 'normalized'
         self._policy = Policy(config, batch_env.action_space, batch_env.observ[0])
         self._observ_filter = self._policy.observ_filter
         scale_rewards = config.reward_normalization != 'none'
@@ -337,22 +340,23 @@ class PPO:
                             tf.reduce_mean(self._reward_filter.transform(reward)))])])
 
     def _stored_observ_dtype(self):
-        return tf.float32 if self._is_recurrent else self._batch_env.observ.dtype
+        return tf.float32 if self._stores_normalized else self._batch_env.observ.dtype
 
     def _stored_observ(self, *observs):
-        """The observations as memory keeps them: as the policy saw them, for recurrent networks.
+        """The observations as memory keeps them (`stored_observ`).
 
-        A recurrent policy's actions depend on every observation of its
-        sequence, so it replays exactly what it saw; feed-forward networks
-        keep raw observations, normalized when they train.
+        Normalized as the policy saw them, the update starts from exactly the
+        policy that acted; a recurrent policy's actions depend on every
+        observation of its sequence, so it always keeps these. Raw ones are
+        normalized when they train, with the statistics of that time.
         """
-        if not self._is_recurrent:
+        if not self._stores_normalized:
             return observs
         return tuple(self._observ_filter.transform(observ) for observ in observs)
 
     def _network_input(self, stored_observ):
         """Normalized observations from what memory keeps (see `_stored_observ`)."""
-        if self._is_recurrent:
+        if self._stores_normalized:
             return stored_observ
         return self._observ_filter.transform(stored_observ)
 

@@ -371,6 +371,20 @@ def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection)
     assert result['summary']['training/clip_fraction'] == 0.0
 
 
+@pytest.mark.parametrize('stored_observ', ['raw', 'normalized'])
+def test_feed_forward_replay_starts_from_the_policy_that_acted_on_normalized_observations(
+        stored_observ):
+    # The observation statistics move between acting and updating, so raw
+    # observations normalized at update time give a policy other than the one
+    # that acted, even where the weights do not move.
+    config = _config(
+        optimizer='gradient_descent', learning_rate=1e-30, rollout_length=8, gae_lambda=0.95,
+        minibatch_size=4, stored_observ=stored_observ)
+    result = _train_steps(config, durations=(4, 5), steps=8, seed=0)
+    assert result['summary']['training/update_steps'] >= 2
+    assert (result['summary']['training/kl'] < 1e-7) == (stored_observ == 'normalized')
+
+
 @pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
 @pytest.mark.parametrize('network', [
     networks.feed_forward_gaussian, networks.recurrent_gaussian])
