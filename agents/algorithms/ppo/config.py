@@ -82,6 +82,11 @@ class PPOConfig:
     gae_lambda: float | None = key(
         None, 'Lambda of generalized advantages; Monte Carlo returns if None.',
         at_least=0, at_most=1)
+    kl_stop: float | None = key(
+        None, "End an update's steps at the first minibatch whose KL divergence from the "
+        "policy that acted exceeds this, for either objective (SB3's target_kl t stops at "
+        '1.5 t); every step runs if None. TensorBoard shows the fraction of steps left out '
+        'as training/kl_stopped.', above=0)
     kl_target: float = key(1e-2, 'KL divergence per update the penalty aims at.', above=0)
     kl_cutoff_factor: float = key(
         2, 'The cutoff term acts above this multiple of kl_target.', above=0)

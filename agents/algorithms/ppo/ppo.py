@@ -31,6 +31,7 @@ the original, the KL penalty coefficient stays within `kl_penalty_bounds`;
 gradients are clipped by their global norm; the learning rate and the clip
 ratio may decay linearly over the training steps (`schedule`); an episode
 cut off by a time limit bootstraps from the value of its last observation;
+an update may end early once the policy has moved further than `kl_stop`;
 and an update step whose loss or gradients are not finite is skipped and
 reported.
 """
@@ -145,6 +146,7 @@ class PPO:
         self._config = config
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
+        self._update_metrics = _UPDATE_METRICS + (('kl_stopped',) if config.kl_stop else ())
         self._stores_normalized = self._is_recurrent or config.stored_observ == 'normalized'
         self._policy = Policy(config, batch_env.action_space, batch_env.observ[0])
         self._observ_filter = self._policy.observ_filter
@@ -197,6 +199,9 @@ class PPO:
                 output.policy.parameters)
             # The summary of the last update until a step that logs writes it.
             self._pending_summary = _variable('pending_summary', tf.constant(''))
+            if config.kl_stop:
+                # Whether the current update has stopped on the KL divergence.
+                self._kl_stopped = _variable('kl_stopped', tf.constant(False))
         with tf.compat.v1.variable_scope('ppo'):
             self._penalty = _variable(
                 'penalty', tf.constant(float(config.kl_init_penalty), tf.float32))
@@ -493,15 +498,17 @@ class PPO:
             'clip_ratio', config.clip_ratio, config.clip_ratio_schedule,
             config.final_clip_ratio, self._step, config.steps)
         optimizers = self._define_optimizers(learning_rate)
-        metrics = parts.iterate_sequences(
-            functools.partial(self._update_step, optimizers, clip_ratio),
-            dict.fromkeys(_UPDATE_METRICS, 0.0),
-            sequences, length, chunk_length, batch_size, config.update_epochs, padding_value=1,
-            jit_compile=config.gradient_graph == 'xla_update')
+        begin = [self._kl_stopped.assign(False)] if config.kl_stop else []
+        with tf.control_dependencies(begin):
+            metrics = parts.iterate_sequences(
+                functools.partial(self._update_step, optimizers, clip_ratio),
+                dict.fromkeys(self._update_metrics, 0.0),
+                sequences, length, chunk_length, batch_size, config.update_epochs,
+                padding_value=1, jit_compile=config.gradient_graph == 'xla_update')
         report = _report_skipped_updates(metrics)
         summaries = [
             _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
-            for name in _UPDATE_METRICS]
+            for name in self._update_metrics]
         summaries += [
             *[_scalar(f'training/{name}', optimizer.learning_rate)
               for name, optimizer in optimizers.items()],
@@ -524,7 +531,7 @@ class PPO:
           batch: Batch of sequences from `parts.iterate_sequences`.
 
         Returns:
-          Dict of the scalar metrics named in `_UPDATE_METRICS`.
+          Dict of the scalar metrics named in `_update_metrics`.
         """
         config = self._config
         variables = self._network.trainable_variables
@@ -542,13 +549,21 @@ class PPO:
         loss, gradients, metrics = loss_and_gradients(batch)
         gradient_norm = metrics['gradient_norm']
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
+        should_apply = is_finite
+        if config.kl_stop:
+            stopped = self._kl_stopped.read_value() | (metrics['kl'] > config.kl_stop)
+            should_apply &= ~stopped
+            metrics['kl_stopped'] = tf.cast(stopped, tf.float32)
         optimize = tools.ordered_cond(
-            is_finite, lambda: tf.group(*[
+            should_apply, lambda: tf.group(*[
                 optimizer.apply(gradients, variables) for optimizer in optimizers.values()]),
             tf.no_op)
+        if config.kl_stop:
+            with tf.control_dependencies([optimize]):
+                optimize = self._kl_stopped.assign(stopped)
         metrics['skipped_updates'] = 1.0 - tf.cast(is_finite, tf.float32)
         with tf.control_dependencies([optimize]):
-            return {name: tf.identity(metrics[name]) for name in _UPDATE_METRICS}
+            return {name: tf.identity(metrics[name]) for name in self._update_metrics}
 
     def _loss_and_gradients(self, optimizer, variables, clip_ratio, batch):
         """The loss of a batch of sequences and its gradients, clipped by global norm.

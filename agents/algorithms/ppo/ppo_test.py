@@ -402,6 +402,22 @@ def test_each_update_step_sees_the_weights_of_the_step_before(network, gradient_
     assert result['summary']['training/kl'] > 1e-4
 
 
+@pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
+def test_an_update_stops_at_its_first_step_past_kl_stop(gradient_graph):
+    # Each update's first step starts at the policy that acted, with a KL of
+    # zero; every later step has moved from it, past a tiny kl_stop. Two
+    # updates: the second applies its first step again, as the stop resets.
+    config = _config(
+        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
+        objective='clip', gradient_graph=gradient_graph, minibatch_size=4,
+        stored_observ='normalized', kl_stop=1e-12)
+    result = _train_steps(config, durations=(4, 5), steps=16, seed=0)
+    steps = result['summary']['training/update_steps']
+    assert steps >= 6
+    assert result['summary']['training/kl_stopped'] == pytest.approx(1 - 1 / steps)
+    assert any(not np.array_equal(a, b) for a, b in zip(result['before'], result['after']))
+
+
 def test_original_import_paths_still_work():
     from agents import algorithms
     from agents.algorithms import ppo as ppo_package
