@@ -23,6 +23,7 @@ many at once (they share the machine's cores, so wall times grow with it).
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import subprocess
@@ -127,8 +128,12 @@ CONTROL = 'agents-feedforward'
 EVAL_SEED_OFFSET = 10_000
 
 
-def run_agents(task, seed, overrides, config_name=None):
-    """Train the shipped config of the task (or another); return its evaluations and times."""
+def run_agents(task, seed, overrides, config_name=None, logdir=None):
+    """Train the shipped config of the task (or another); return its evaluations and times.
+
+    The run's directory (TensorBoard event files and checkpoints) goes under
+    `logdir` when one is given, and is deleted at the end otherwise.
+    """
     from agents.scripts import tensorflow_log
     tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
     from absl import logging
@@ -145,7 +150,9 @@ def run_agents(task, seed, overrides, config_name=None):
             config.update(observation_mask=task.mask)
         config.update(overrides)
     evaluations, train_seconds = [], 0.0
-    with tempfile.TemporaryDirectory() as logdir:
+    with contextlib.ExitStack() as stack:
+        if logdir is None:
+            logdir = stack.enter_context(tempfile.TemporaryDirectory())
         for result in train.train(config, logdir, 'parallel'):
             if result.phase == 'train':
                 train_seconds += result.seconds
@@ -348,7 +355,9 @@ def run_worker(args):
         overrides = {key: json.loads(value) for key, value in (
             each.split('=', 1) for each in args.set)}
         config_name = task.control if args.library == CONTROL else None
-        evaluations, seconds = run_agents(task, args.seed, overrides, config_name)
+        logdir = args.logs and os.path.join(
+            args.logs, f'{args.library}-{args.task}-{args.seed}')
+        evaluations, seconds = run_agents(task, args.seed, overrides, config_name, logdir)
     else:
         evaluations, seconds = run_sb3(task, args.seed)
     with open(args.worker, 'w') as file_:
@@ -579,6 +588,9 @@ def main():
     parser.add_argument(
         '--runs', default=None, help='Directory of the per-run results, reused when they '
         'exist (default: OUT/runs; a temporary one with --set).')
+    parser.add_argument(
+        '--logs', default=None, help='Keep each of our runs\' TensorBoard logs and '
+        'checkpoints in DIR/<library>-<task>-<seed>/ (default: deleted after the run).')
     parser.add_argument('--worker', help=argparse.SUPPRESS)
     parser.add_argument('--library', help=argparse.SUPPRESS)
     parser.add_argument('--task', help=argparse.SUPPRESS)
@@ -611,8 +623,10 @@ def main():
     start = time.time()
     runs = args.runs or (tempfile.mkdtemp() if args.set else os.path.join(args.out, 'runs'))
     os.makedirs(runs, exist_ok=True)
-    results = run_all(
-        jobs, args.jobs, runs, [f'--set={each}' for each in args.set], args.report)
+    extra_args = [f'--set={each}' for each in args.set]
+    if args.logs:
+        extra_args.append(f'--logs={os.path.abspath(args.logs)}')
+    results = run_all(jobs, args.jobs, runs, extra_args, args.report)
     text = table(results)
     command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
     if not args.report:
