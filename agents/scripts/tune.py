@@ -67,7 +67,7 @@ def main(argv):
                 seeds=[int(seed) for seed in FLAGS.seeds], last_evals=FLAGS.last_evals,
                 report_every=base.eval_every,
                 space={dimension.key: dimension.spec() for dimension in dimensions},
-                command=command)
+                sampler_seed=FLAGS.sampler_seed, command=command)
             _make_directory(logdir)
             with tune_study.command_lock(logdir) as lock:
                 resumes = tune_study.create_or_check(logdir, settings)
@@ -177,6 +177,9 @@ def define_flags():
     flags.DEFINE_integer(
         'startup_trials', 5, 'Trials sampled at random and never pruned, before TPE samples '
         'and the pruner acts.', lower_bound=0)
+    flags.DEFINE_integer(
+        'sampler_seed', 0, 'Seed of the sampler: one worker (--jobs=1) samples the same '
+        'trials again after the same scores.', lower_bound=0)
     flags.DEFINE_boolean(
         'prune', True, 'Stop a trial whose evaluation falls below the median of the '
         'completed trials\' at the same step.')

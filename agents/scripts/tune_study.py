@@ -3,7 +3,8 @@
 A study directory holds `study.db` (the Optuna study: every trial, its
 parameters, evaluations and state), the run directories of the trials, and
 lock files. The settings that define what a trial measures (base config,
-steps, seeds, search space, averaged evaluations, steps between reports) are recorded in the study
+steps, seeds, search space, averaged evaluations, steps between reports) and
+which trials the study samples (the sampler's seed) are recorded in the study
 when it starts, so a later command resumes only a study of the same settings.
 One command at a time works on a study: it holds `tune.lock`, and its worker
 processes inherit it.
@@ -20,8 +21,10 @@ from agents.tools.schema import ConfigError
 DATABASE = 'study.db'
 STUDY_NAME = 'tune'
 
-# Settings that define what a trial measures; a study resumes only with the same.
-MEASURED = ('config', 'steps', 'seeds', 'last_evals', 'report_every', 'space')
+# Settings that define what a trial measures and which trials are sampled; a
+# study resumes only with the same.
+MEASURED = (
+    'config', 'steps', 'seeds', 'last_evals', 'report_every', 'space', 'sampler_seed')
 
 # The tune command says in its own lines what the study does.
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -45,7 +45,7 @@ def _settings(**changes):
     settings = dict(
         config=CONFIG, steps=200, seeds=[100], last_evals=1, report_every=100,
         space={dimension.key: dimension.spec() for dimension in dimensions},
-        command='python -m agents.scripts.tune ...')
+        sampler_seed=0, command='python -m agents.scripts.tune ...')
     settings.update(changes)
     return settings
 
@@ -105,6 +105,35 @@ def test_sampled_settings_that_the_schema_refuses_fail_the_trial_only(tmp_path):
     assert not glob.glob(str(tmp_path / 'trial0*'))  # No run directory.
     [row] = tune_report.rows(study, dimensions)
     assert row['state'] == 'failed' and row['score'] is None
+
+
+def _sample(logdir, sampler_seed, trials):
+    """Add `trials` trials to the study in `logdir`, each scored by its learning rate.
+
+    Returns:
+      The settings sampled for them.
+    """
+    os.makedirs(logdir, exist_ok=True)
+    tune_study.create_or_check(str(logdir), _settings(sampler_seed=sampler_seed))
+    study = tune_study.open_study(str(logdir))
+    dimensions = search_space.resolve(SPACE, CONFIG)
+    sampled = []
+    for _ in range(trials):
+        trial, _ = tune_worker._next_trial(
+            study, _job(logdir, len(study.trials) + 1), sampler_seed)
+        settings = {dimension.key: dimension.sample(trial) for dimension in dimensions}
+        study.tell(trial, -abs(settings['learning_rate'] - 1e-3))
+        sampled.append(settings)
+    return sampled
+
+
+def test_a_seeded_study_samples_the_same_trials_again(tmp_path):
+    first = _sample(tmp_path / 'first', sampler_seed=3, trials=6)
+    assert len({settings['learning_rate'] for settings in first}) == 6
+    # The same study again, in two commands: the second samples on from trial 3.
+    again = _sample(tmp_path / 'again', 3, trials=3) + _sample(tmp_path / 'again', 3, trials=3)
+    assert again == first
+    assert _sample(tmp_path / 'other', sampler_seed=4, trials=6) != first
 
 
 def test_study_resumes_only_with_its_settings_and_one_command_at_a_time(tmp_path):

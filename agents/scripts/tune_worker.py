@@ -60,20 +60,15 @@ def run(job):
     """
     registry.import_modules(job['register'])
     logging.set_verbosity(logging.WARNING)  # The study's lines, not each run's.
-    with warnings.catch_warnings():
-        # Multivariate TPE and the constant liar carry Optuna's experimental label.
-        warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
-        sampler = optuna.samplers.TPESampler(
-            n_startup_trials=job['startup_trials'], multivariate=True, constant_liar=True)
     pruner = optuna.pruners.MedianPruner(
         n_startup_trials=job['startup_trials'], n_warmup_steps=job['prune_after']
     ) if job['prune'] else optuna.pruners.NopPruner()
-    study = tune_study.open_study(job['logdir'], sampler, pruner)
+    study = tune_study.open_study(job['logdir'], pruner=pruner)
     settings = tune_study.settings_of(study)
     dimensions = search_space.resolve(settings['space'], settings['config'])
     with interrupts.raised_on():
         while True:
-            trial, record = _next_trial(study, job)
+            trial, record = _next_trial(study, job, settings['sampler_seed'])
             if trial is None:
                 return
             _run_trial(study, trial, record, job, settings, dimensions)
@@ -95,8 +90,12 @@ class _Record:
                                      ).items()}
 
 
-def _next_trial(study, job):
+def _next_trial(study, job, sampler_seed):
     """The next trial of this command's workers: an unfinished one first, else a new one.
+
+    A new trial is sampled by a sampler seeded with `sampler_seed` plus the
+    trial's number, so that after the same earlier trials it samples the same
+    settings, in whichever command or worker process it starts.
 
     Returns:
       Tuple of the trial and its `_Record`; (None, None) if the study has its
@@ -118,9 +117,19 @@ def _next_trial(study, job):
         started = sum(frozen.state != optuna.trial.TrialState.WAITING for frozen in trials)
         if started >= job['trials']:
             return None, None
+        study.sampler = _sampler(job['startup_trials'], sampler_seed + len(trials))
         trial = study.ask()
         trial.set_user_attr('command', job['command'])
         return trial, _Record()
+
+
+def _sampler(startup_trials, seed):
+    """Optuna's TPE sampler, over all keys at once, with the constant liar for parallel trials."""
+    with warnings.catch_warnings():
+        # Multivariate TPE and the constant liar carry Optuna's experimental label.
+        warnings.simplefilter('ignore', optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(
+            n_startup_trials=startup_trials, multivariate=True, constant_liar=True, seed=seed)
 
 
 def _run_trial(study, trial, record, job, settings, dimensions):
