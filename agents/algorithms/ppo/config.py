@@ -87,6 +87,9 @@ class PPOConfig:
         "policy that acted exceeds this, for either objective (SB3's target_kl t stops at "
         '1.5 t); every step runs if None. TensorBoard shows the fraction of steps left out '
         'as training/kl_stopped.', above=0)
+    kl_stop_start: float = key(
+        0.0, 'Fraction of the training steps after which kl_stop applies; updates before '
+        'it run every step.', at_least=0, below=1)
     kl_target: float = key(1e-2, 'KL divergence per update the penalty aims at.', above=0)
     kl_cutoff_factor: float = key(
         2, 'The cutoff term acts above this multiple of kl_target.', above=0)
@@ -107,6 +110,8 @@ class PPOConfig:
             raise schema.ConfigError(
                 f'kl_penalty_bounds {self.kl_penalty_bounds} must contain kl_init_penalty '
                 f'{self.kl_init_penalty}')
+        if self.kl_stop_start and not self.kl_stop:
+            raise schema.ConfigError('kl_stop_start needs kl_stop, the bound that it delays')
         if self.rollout_length and not self.gae_lambda:
             raise schema.ConfigError(
                 'rollout_length needs gae_lambda; 1.0 gives plain returns')

@@ -551,7 +551,10 @@ class PPO:
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         should_apply = is_finite
         if config.kl_stop:
-            stopped = self._kl_stopped.read_value() | (metrics['kl'] > config.kl_stop)
+            crossed = metrics['kl'] > config.kl_stop
+            if config.kl_stop_start:
+                crossed &= tf.cast(self._step, tf.float32) >= config.kl_stop_start * config.steps
+            stopped = self._kl_stopped.read_value() | crossed
             should_apply &= ~stopped
             metrics['kl_stopped'] = tf.cast(stopped, tf.float32)
         optimize = tools.ordered_cond(

@@ -418,6 +418,19 @@ def test_an_update_stops_at_its_first_step_past_kl_stop(gradient_graph):
     assert any(not np.array_equal(a, b) for a, b in zip(result['before'], result['after']))
 
 
+@pytest.mark.parametrize('global_step, stops', [(4, False), (5, True)])
+def test_kl_stop_applies_from_kl_stop_start_on(global_step, stops):
+    # The config trains for 10 steps, so a start of 0.5 delays the stop to step 5.
+    config = _config(
+        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
+        objective='clip', minibatch_size=4, stored_observ='normalized', kl_stop=1e-12,
+        kl_stop_start=0.5)
+    result = _train_steps(config, durations=(4, 5), steps=8, seed=0, global_step=global_step)
+    steps = result['summary']['training/update_steps']
+    assert result['summary']['training/kl_stopped'] == pytest.approx(
+        1 - 1 / steps if stops else 0.0)
+
+
 def test_original_import_paths_still_work():
     from agents import algorithms
     from agents.algorithms import ppo as ppo_package
