@@ -60,6 +60,9 @@ class PPOConfig:
         "with the statistics of update time (BatchPPO's way), or the normalized one the "
         'policy acted on, so that the update starts from exactly the policy that acted. '
         'Recurrent networks always keep the normalized one.')
+    observ_clip: float | None = key(
+        5, 'Normalized observations are clipped to [-observ_clip, observ_clip], as the '
+        'policy sees them; no clipping if None.', above=0)
     objective: Literal['kl_penalty', 'clip'] = key(
         'kl_penalty', "Policy objective: BatchPPO's adaptive KL penalty, or the clipped ratio.")
     clip_ratio: float = key(

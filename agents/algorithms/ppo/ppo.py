@@ -102,7 +102,8 @@ class Policy:
 
     def __init__(self, config, action_space, observ_template):
         self.observ_filter = parts.StreamingNormalize(
-            observ_template, center=True, scale=True, clip=5, name='normalize_observ')
+            observ_template, center=True, scale=True, clip=config.observ_clip or 0,
+            name='normalize_observ')
         self.network = tf.compat.v1.make_template(
             'network', functools.partial(config.network, config, action_space))
 

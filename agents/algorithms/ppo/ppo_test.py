@@ -431,6 +431,22 @@ def test_kl_stop_applies_from_kl_stop_start_on(global_step, stops):
         1 - 1 / steps if stops else 0.0)
 
 
+@pytest.mark.parametrize('observ_clip, seen', [(5, 5.0), (2.5, 2.5), (None, 100.0)])
+def test_the_policy_sees_observations_clipped_to_observ_clip(observ_clip, seen):
+    with tf.Graph().as_default():
+        config = _config(observ_clip=observ_clip)
+        space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        policy = ppo.Policy(config, space, tf.zeros(3))
+        # Statistics of mean 0 and a standard deviation close to 1.
+        update = policy.observ_filter.update(tf.constant([[-1.0] * 3, [1.0] * 3]) / np.sqrt(2))
+        normalized = policy.observ_filter.transform(tf.constant([[100.0, -100.0, 0.5]]))
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(update)
+            result = sess.run(normalized)[0]
+    np.testing.assert_allclose(result, [seen, -seen, 0.5], rtol=1e-3)
+
+
 def test_original_import_paths_still_work():
     from agents import algorithms
     from agents.algorithms import ppo as ppo_package
