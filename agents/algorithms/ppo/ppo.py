@@ -480,14 +480,15 @@ class PPO:
         config = self._config
         sequences = nested.map(tf.stop_gradient, dict(
             sequences, value=value, return_=return_,
-            advantage=_normalize_valid_steps(advantage, length)))
+            advantage=utility.normalize_valid_steps(advantage, length)))
         if self._is_recurrent:
             chunk_length, batch_size = config.chunk_length, config.batch_size
         else:
             sequences = {
                 name: tensor for name, tensor in sequences.items()
                 if name not in ('state', 'reset')}
-            sequences = nested.map(lambda tensor: _valid_steps(tensor, length)[:, None], sequences)
+            sequences = nested.map(
+                lambda tensor: utility.valid_steps(tensor, length)[:, None], sequences)
             length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
             chunk_length, batch_size = None, config.minibatch_size
         # Built here, so the schedules follow the step that trains, also when
@@ -508,15 +509,15 @@ class PPO:
                 padding_value=1, jit_compile=config.gradient_graph == 'xla_update')
         report = _report_skipped_updates(metrics)
         summaries = [
-            _scalar(f'training/{name}', tf.reduce_mean(metrics[name]))
-            for name in self._update_metrics]
+            _scalar(f'training/{name}', mean)
+            for name, mean in _means_over_computed_steps(metrics).items()]
         summaries += [
             *[_scalar(f'training/{name}', optimizer.learning_rate)
               for name, optimizer in optimizers.items()],
             _scalar('training/clip_ratio', clip_ratio),
             _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
-            _histogram('training/return', _valid_steps(sequences['return_'], length)),
-            _histogram('training/advantage', _valid_steps(sequences['advantage'], length))]
+            _histogram('training/return', utility.valid_steps(sequences['return_'], length)),
+            _histogram('training/advantage', utility.valid_steps(sequences['advantage'], length))]
         with tf.control_dependencies([*nested.flatten(metrics), report]):
             penalty_summary = self._adjust_penalty(sequences, length)
         return tf.compat.v1.summary.merge(
@@ -524,6 +525,9 @@ class PPO:
 
     def _update_step(self, optimizers, clip_ratio, batch):
         """One gradient step of the `optimizers` on a batch of sequences, skipped when not finite.
+
+        Once `kl_stop` has ended the update, its remaining steps compute
+        nothing: they report zeros, and `kl_stopped` 1.
 
         Args:
           optimizers: Dict of `_Optimizer` by name, between them training every
@@ -534,6 +538,17 @@ class PPO:
         Returns:
           Dict of the scalar metrics named in `_update_metrics`.
         """
+        gradient_step = functools.partial(self._gradient_step, optimizers, clip_ratio, batch)
+        if not self._config.kl_stop:
+            return gradient_step()
+        left_out = dict.fromkeys(self._update_metrics, 0.0) | dict(kl_stopped=1.0)
+        return tools.ordered_cond(
+            self._kl_stopped.read_value(),
+            lambda: {name: tf.constant(value) for name, value in left_out.items()},
+            gradient_step)
+
+    def _gradient_step(self, optimizers, clip_ratio, batch):
+        """The gradient step of `_update_step`, applied unless `kl_stop` ends the update here."""
         config = self._config
         variables = self._network.trainable_variables
         loss_and_gradients = functools.partial(
@@ -552,10 +567,9 @@ class PPO:
         is_finite = tf.math.is_finite(loss) & tf.math.is_finite(gradient_norm)
         should_apply = is_finite
         if config.kl_stop:
-            crossed = metrics['kl'] > config.kl_stop
+            stopped = metrics['kl'] > config.kl_stop
             if config.kl_stop_start:
-                crossed &= tf.cast(self._step, tf.float32) >= config.kl_stop_start * config.steps
-            stopped = self._kl_stopped.read_value() | crossed
+                stopped &= tf.cast(self._step, tf.float32) >= config.kl_stop_start * config.steps
             should_apply &= ~stopped
             metrics['kl_stopped'] = tf.cast(stopped, tf.float32)
         optimize = tools.ordered_cond(
@@ -756,23 +770,26 @@ def _histogram(tag, values):
     return tf.raw_ops.HistogramSummary(tag=tag, values=tf.cast(values, tf.float32))
 
 
-def _valid_steps(tensor, length):
-    """The entries of a [batch, time, ...] tensor at the valid steps of each sequence."""
-    return tf.boolean_mask(tensor, tf.sequence_mask(length, tf.shape(tensor)[1]))
-
-
 def _variable(name, initial_value):
     """A non-trainable variable for algorithm state; its name is made unique."""
     return tf.Variable(initial_value, trainable=False, name=name)
 
 
-def _normalize_valid_steps(tensor, length):
-    """Shift and scale a [batch, time] tensor to zero mean, unit variance over valid steps."""
-    valid = tf.sequence_mask(length, tf.shape(tensor)[1], tensor.dtype)
-    count = tf.maximum(tf.reduce_sum(valid), 1.0)
-    mean = tf.reduce_sum(tensor * valid) / count
-    variance = tf.reduce_sum(tf.square(tensor - mean) * valid) / count
-    return utility.mask((tensor - mean) / (tf.sqrt(variance) + 1e-8), length)
+def _means_over_computed_steps(metrics):
+    """Each update metric's mean over the update steps that computed it.
+
+    Once `kl_stop` has ended an update, its remaining steps report zeros
+    without computing anything. `kl_stopped` itself is the fraction of all
+    steps whose gradients were not applied: the one that crossed the bound
+    and those after it.
+    """
+    if 'kl_stopped' not in metrics:
+        return {name: tf.reduce_mean(value) for name, value in metrics.items()}
+    computed = tf.cast(tf.cumsum(metrics['kl_stopped']) <= 1.0, tf.float32)
+    count = tf.maximum(tf.reduce_sum(computed), 1.0)
+    means = {name: tf.reduce_sum(value * computed) / count for name, value in metrics.items()}
+    means['kl_stopped'] = tf.reduce_mean(metrics['kl_stopped'])
+    return means
 
 
 def _report_skipped_updates(metrics):

@@ -418,6 +418,40 @@ def test_an_update_stops_at_its_first_step_past_kl_stop(gradient_graph):
     assert any(not np.array_equal(a, b) for a, b in zip(result['before'], result['after']))
 
 
+@pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
+def test_the_steps_after_a_kl_stop_compute_no_loss(gradient_graph, monkeypatch):
+    # As above, each update's second step crosses the bound: of its 12 steps,
+    # the first two compute a loss, and the other ten nothing.
+    counters = []
+    compute = ppo.PPO._loss_and_gradients
+
+    def counting(self, *args):
+        with tf.init_scope():
+            if not counters:
+                counters.append(tf.Variable(0, trainable=False, name='computed_losses'))
+        loss, gradients, metrics = compute(self, *args)
+        with tf.control_dependencies([counters[0].assign_add(1)]):
+            return tf.identity(loss), gradients, metrics
+
+    monkeypatch.setattr(ppo.PPO, '_loss_and_gradients', counting)
+    config = _config(
+        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
+        objective='clip', gradient_graph=gradient_graph, minibatch_size=4,
+        stored_observ='normalized', kl_stop=1e-12)
+    with tf.Graph().as_default():
+        algo, is_training, should_log, step_op = _define_graph(config, durations=(4, 5))
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for _ in range(16):  # Two updates, one every 8 steps.
+                summary = sess.run(step_op[2], {is_training: True, should_log: True})
+            assert sess.run(counters[0]) == 2 * 2
+    values = {value.tag: value.simple_value
+              for value in tf.compat.v1.Summary.FromString(summary).value}
+    assert values['training/update_steps'] == 12
+    assert values['training/kl_stopped'] == pytest.approx(11 / 12)
+    assert values['training/value_loss'] > 0
+
+
 @pytest.mark.parametrize('global_step, stops', [(4, False), (5, True)])
 def test_kl_stop_applies_from_kl_stop_start_on(global_step, stops):
     # The config trains for 10 steps, so a start of 0.5 delays the stop to step 5.

@@ -40,6 +40,29 @@ def mask(tensor, length):
         return tf.where(valid, tensor, tf.zeros_like(tensor))
 
 
+def valid_steps(tensor, length):
+    """The entries of a `[batch, time, ...]` tensor at the valid steps of each sequence.
+
+    Returns:
+      Tensor `[valid steps, ...]`, the sequences' valid steps one after another.
+    """
+    return tf.boolean_mask(tensor, tf.sequence_mask(length, tf.shape(tensor)[1]))
+
+
+def normalize_valid_steps(tensor, length):
+    """Shifts and scales a `[batch, time]` tensor to zero mean and unit variance.
+
+    The mean and variance are those of the valid steps; padding, which must be
+    finite here, is zero in the result. Advantages are normalized this way
+    before an update.
+    """
+    valid = tf.sequence_mask(length, tf.shape(tensor)[1], tensor.dtype)
+    count = tf.maximum(tf.reduce_sum(valid), 1.0)
+    mean = tf.reduce_sum(tensor * valid) / count
+    variance = tf.reduce_sum(tf.square(tensor - mean) * valid) / count
+    return mask((tensor - mean) / (tf.sqrt(variance) + 1e-8), length)
+
+
 def discounted_return(reward, length, discount, bootstrap=None):
     """Discounted sum of the future rewards of each step.
 

@@ -182,6 +182,17 @@ def test_mask_and_mean_over_time_without_length_take_every_step():
         _evaluate(losses.mean_over_time, tensor, full))
 
 
+def test_valid_steps_and_their_normalization_leave_out_the_padding():
+    reward = np.nan_to_num(_padded_batch(0)[0], nan=1e3)
+    valid = reward[np.arange(6)[None, :] < _LENGTH[:, None]]
+    np.testing.assert_allclose(_evaluate(utility.valid_steps, reward, _LENGTH), valid)
+    normalized = _evaluate(utility.normalize_valid_steps, reward, _LENGTH)
+    expected = (valid - valid.mean()) / (valid.std() + 1e-8)
+    np.testing.assert_allclose(
+        normalized[np.arange(6)[None, :] < _LENGTH[:, None]], expected, rtol=1e-5, atol=1e-6)
+    assert np.all(normalized[np.arange(6)[None, :] >= _LENGTH[:, None]] == 0)
+
+
 def test_bad_input_raises_clear_errors():
     with tf.Graph().as_default():
         reward, length = tf.zeros([2, 3]), tf.constant([3, 3])
