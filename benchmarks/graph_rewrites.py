@@ -21,10 +21,6 @@ changes hit every set alike. Usage:
         [--out benchmarks/results/graph_rewrites/graph_rewrites.md]
 """
 
-import json
-import os
-import time
-
 import phase_timing
 
 VARIANTS = {'default': None, 'dependency': ('dependency',), 'none': ()}
@@ -39,26 +35,9 @@ def train_once(config_name, variant, phases):
 
 def main():
     """Run the benchmark as the command line asks and print its table."""
-    parser = phase_timing.parser(
-        __doc__.split('\n')[0], 'pendulum,cartpole,cheetah', ','.join(VARIANTS), phases=6)
-    args = parser.parse_args()
-    if args.child:
-        config_name, variant, phases = args.child.split(',')
-        print(json.dumps(train_once(config_name, variant, int(phases))))
-        return
-    configs, variants = args.configs.split(','), args.variants.split(',')
-    unknown = set(variants) - set(VARIANTS) or set(configs) - set(phase_timing.PHASE_STEPS)
-    if unknown:
-        parser.error(f'unknown configs or variants {sorted(unknown)}; variants are '
-                     f'{", ".join(VARIANTS)}, configs {", ".join(phase_timing.PHASE_STEPS)}.')
-    started, load_before = time.time(), os.getloadavg()[0]
-    results = phase_timing.measure(__file__, configs, variants, args.repeats, args.phases)
-    text = phase_timing.report(
-        f'python benchmarks/graph_rewrites.py --configs {args.configs} --variants '
-        f'{args.variants} --repeats {args.repeats} --phases {args.phases}',
-        started, load_before,
-        phase_timing.table(results, variants, args.phases, 'default', 'optimizers'), configs)
-    phase_timing.publish(text, args.out)
+    phase_timing.main(
+        __file__, __doc__.split('\n')[0], 'pendulum,cartpole,cheetah', list(VARIANTS), 6,
+        train_once, 'optimizers')
 
 
 if __name__ == '__main__':

@@ -17,38 +17,21 @@ does, and applied only the first.
         [--out benchmarks/results/kl_stop_cost/kl_stop_cost.md]
 """
 
-import json
-import os
-import time
-
 import phase_timing
 
 VARIANTS = {'none': {}, 'never': dict(kl_stop=1e9), 'second_step': dict(kl_stop=1e-9)}
 
 
+def train_once(config_name, variant, phases):
+    """Train `phases` phases of a config with the variant's `kl_stop`; their seconds."""
+    return phase_timing.train_phases(config_name, phases, **VARIANTS[variant])
+
+
 def main():
     """Run the benchmark as the command line asks and print its table."""
-    parser = phase_timing.parser(
-        __doc__.split('\n')[0], 'pendulum,cheetah', ','.join(VARIANTS), phases=4)
-    args = parser.parse_args()
-    if args.child:
-        name, variant, phases = args.child.split(',')
-        print(json.dumps(phase_timing.train_phases(name, int(phases), **VARIANTS[variant])))
-        return
-    configs, variants = args.configs.split(','), args.variants.split(',')
-    unknown = set(variants) - set(VARIANTS) or set(configs) - set(phase_timing.PHASE_STEPS)
-    if unknown:
-        parser.error(f'unknown variants or configs {sorted(unknown)}; variants are '
-                     f'{", ".join(VARIANTS)}; configs {", ".join(phase_timing.PHASE_STEPS)}.')
-    started, load_before = time.time(), os.getloadavg()[0]
-    results = phase_timing.measure(__file__, configs, variants, args.repeats, args.phases)
-    baseline = 'none' if 'none' in variants else variants[0]
-    text = phase_timing.report(
-        f'python benchmarks/kl_stop_cost.py --configs {args.configs} --variants '
-        f'{args.variants} --repeats {args.repeats} --phases {args.phases}',
-        started, load_before,
-        phase_timing.table(results, variants, args.phases, baseline, 'kl_stop'), configs)
-    phase_timing.publish(text, args.out)
+    phase_timing.main(
+        __file__, __doc__.split('\n')[0], 'pendulum,cheetah', list(VARIANTS), 4, train_once,
+        'kl_stop')
 
 
 if __name__ == '__main__':

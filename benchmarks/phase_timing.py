@@ -165,3 +165,42 @@ def table(results, variants, phases, baseline, heading):
                 f'| {config_name} | {variant} | {len(runs)} | {first:.2f} | {later:.2f} | '
                 f'{totals[variant]:.1f} | {ratio:.2f}x |')
     return '\n'.join(lines)
+
+
+def main(script, description, configs, variants, phases, train_child, heading):
+    """The command line of a benchmark that times configs under named variants.
+
+    Parses the flags of `parser`; as a child, prints the JSON of
+    `train_child(config_name, variant, phases)`; otherwise measures every
+    config and variant, prints the table against the first variant (or the
+    first one asked for) and writes it to `--out`.
+
+    Args:
+      script: The benchmark's `__file__`.
+      description: Its one-line description.
+      configs: Default of `--configs`, comma-separated config names.
+      variants: Names of the variants; the first is the baseline.
+      phases: Default of `--phases`.
+      train_child: Callable training one run in the child process.
+      heading: Header of the variant column.
+    """
+    parser_ = parser(description, configs, ','.join(variants), phases)
+    args = parser_.parse_args()
+    if args.child:
+        config_name, variant, child_phases = args.child.split(',')
+        print(json.dumps(train_child(config_name, variant, int(child_phases))))
+        return
+    chosen_configs, chosen = args.configs.split(','), args.variants.split(',')
+    unknown = set(chosen) - set(variants) or set(chosen_configs) - set(PHASE_STEPS)
+    if unknown:
+        parser_.error(f'unknown variants or configs {sorted(unknown)}; variants are '
+                      f'{", ".join(variants)}; configs {", ".join(PHASE_STEPS)}.')
+    started, load_before = time.time(), os.getloadavg()[0]
+    results = measure(script, chosen_configs, chosen, args.repeats, args.phases)
+    baseline = variants[0] if variants[0] in chosen else chosen[0]
+    text = report(
+        f'python benchmarks/{os.path.basename(script)} --configs {args.configs} --variants '
+        f'{args.variants} --repeats {args.repeats} --phases {args.phases}',
+        started, load_before,
+        table(results, chosen, args.phases, baseline, heading), chosen_configs)
+    publish(text, args.out)
