@@ -402,15 +402,20 @@ def test_each_update_step_sees_the_weights_of_the_step_before(network, gradient_
     assert result['summary']['training/kl'] > 1e-4
 
 
+def _kl_stop_config(**overrides):
+    """Updates of 12 steps whose second step crosses the tiny kl_stop, every 8 steps."""
+    return _config(
+        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
+        objective='clip', minibatch_size=4, stored_observ='normalized', kl_stop=1e-12,
+        **overrides)
+
+
 @pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
 def test_an_update_stops_at_its_first_step_past_kl_stop(gradient_graph):
     # Each update's first step starts at the policy that acted, with a KL of
     # zero; every later step has moved from it, past a tiny kl_stop. Two
     # updates: the second applies its first step again, as the stop resets.
-    config = _config(
-        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
-        objective='clip', gradient_graph=gradient_graph, minibatch_size=4,
-        stored_observ='normalized', kl_stop=1e-12)
+    config = _kl_stop_config(gradient_graph=gradient_graph)
     result = _train_steps(config, durations=(4, 5), steps=16, seed=0)
     steps = result['summary']['training/update_steps']
     assert steps >= 6
@@ -434,10 +439,7 @@ def test_the_steps_after_a_kl_stop_compute_no_loss(gradient_graph, monkeypatch):
             return tf.identity(loss), gradients, metrics
 
     monkeypatch.setattr(ppo.PPO, '_loss_and_gradients', counting)
-    config = _config(
-        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
-        objective='clip', gradient_graph=gradient_graph, minibatch_size=4,
-        stored_observ='normalized', kl_stop=1e-12)
+    config = _kl_stop_config(gradient_graph=gradient_graph)
     with tf.Graph().as_default():
         algo, is_training, should_log, step_op = _define_graph(config, durations=(4, 5))
         with tf.compat.v1.Session() as sess:
@@ -455,10 +457,7 @@ def test_the_steps_after_a_kl_stop_compute_no_loss(gradient_graph, monkeypatch):
 @pytest.mark.parametrize('global_step, stops', [(4, False), (5, True)])
 def test_kl_stop_applies_from_kl_stop_start_on(global_step, stops):
     # The config trains for 10 steps, so a start of 0.5 delays the stop to step 5.
-    config = _config(
-        learning_rate=1e-2, update_epochs=3, rollout_length=8, gae_lambda=0.95,
-        objective='clip', minibatch_size=4, stored_observ='normalized', kl_stop=1e-12,
-        kl_stop_start=0.5)
+    config = _kl_stop_config(kl_stop_start=0.5)
     result = _train_steps(config, durations=(4, 5), steps=8, seed=0, global_step=global_step)
     steps = result['summary']['training/update_steps']
     assert result['summary']['training/kl_stopped'] == pytest.approx(
