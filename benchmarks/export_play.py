@@ -3,11 +3,14 @@ r"""Does an exported policy play as well as its run evaluated it? TensorFlow and
 Plays episodes with the mode of a policy written by `python -m
 agents.scripts.export` (the SavedModel, or with --tflite the TFLite file) and
 compares their mean score with the run's evaluation at the exported
-checkpoint's step, read from the run's TensorBoard events. The exported model
-passes when it scores no worse than that evaluation's mean minus one standard
-deviation. The script imports neither `agents` nor anything that does (its
-neighbour `reporting` needs only Gymnasium), and checks that no `agents`
-module was loaded. It writes `benchmarks/results/export_play/<name>.json`.
+checkpoint's step, read from the run's TensorBoard events and config. The
+exported model passes unless its mean falls below the evaluation's by more
+than both samples' spread explains: Welch's one-sided t-test, failing at p <
+0.01. A policy that falls in a rare episode widens its own spread, so one
+such episode does not fail it; one that plays worse in most episodes does.
+The script imports neither `agents` nor anything that does (its neighbour
+`reporting` needs only Gymnasium), and checks that no `agents` module was
+loaded. It writes `benchmarks/results/export_play/<name>.json`.
 
     python -m agents.scripts.train --logdir=/tmp/x --config=pendulum
     python -m agents.scripts.export --logdir=/tmp/x/<run> --outdir=/tmp/pendulum-policy
@@ -18,7 +21,9 @@ module was loaded. It writes `benchmarks/results/export_play/<name>.json`.
 import argparse
 import glob
 import json
+import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -76,7 +81,7 @@ def play(policy, env, episodes, seed):
 
 
 def run_evaluation(checkpoint):
-    """The mean and std of the run's evaluation at the checkpoint's step, from its events."""
+    """The mean, std and episodes of the run's evaluation at the checkpoint's step."""
     run, step = os.path.dirname(checkpoint), int(checkpoint.rsplit('-', 1)[1])
     values = {}
     for path in sorted(glob.glob(os.path.join(run, 'eval', 'events.out.tfevents.*'))):
@@ -85,7 +90,43 @@ def run_evaluation(checkpoint):
                 values.update({value.tag: value.simple_value for value in event.summary.value})
     if 'mean_score' not in values:
         return None
-    return dict(step=step, mean_score=values['mean_score'], std_score=values['std_score'])
+    return dict(
+        step=step, mean_score=values['mean_score'], std_score=values['std_score'],
+        episodes=evaluation_episodes(checkpoint))
+
+
+def evaluation_episodes(checkpoint):
+    """The episodes each of the run's evaluations played: `eval_episodes` in its config.yaml."""
+    with open(os.path.join(os.path.dirname(checkpoint), 'config.yaml')) as file_:
+        match = re.search(r'^eval_episodes: *(\d+)$', file_.read(), re.MULTILINE)
+    return int(match.group(1))
+
+
+def welch_test(scores, mean, std, count):
+    """Welch's one-sided t-test that `scores` have a lower mean than a sample of `count`.
+
+    Args:
+      scores: The played episodes' scores.
+      mean: Mean of the other sample.
+      std: Its population standard deviation.
+      count: Its size.
+
+    Returns:
+      Dict of the statistic `t`, the degrees of freedom `df` and the one-sided
+      `p_value`: the chance of a mean as low as the played one, or lower, if
+      both samples came from policies of equal mean.
+    """
+    played_error = statistics.variance(scores) / len(scores)
+    other_error = std ** 2 / (count - 1)  # The sample variance over the count.
+    error = played_error + other_error
+    difference = statistics.fmean(scores) - mean
+    if error == 0:
+        return dict(t=None, df=None, p_value=1.0 if difference >= 0 else 0.0)
+    t = difference / math.sqrt(error)
+    df = error ** 2 / (played_error ** 2 / (len(scores) - 1) + other_error ** 2 / (count - 1))
+    # The Student's t distribution's tail, by the regularized incomplete beta function.
+    tail = 0.5 * float(tf.math.betainc(df / 2, 0.5, df / (df + t ** 2)))
+    return dict(t=t, df=df, p_value=tail if t < 0 else 1 - tail)
 
 
 def main():
@@ -118,8 +159,9 @@ def main():
         seconds=seconds, run_evaluation=evaluation,
         agents_imported=any(name.split('.')[0] == 'agents' for name in sys.modules))
     if evaluation:
-        bar = evaluation['mean_score'] - evaluation['std_score']
-        result.update(bar=bar, passed=mean >= bar)
+        test = welch_test(
+            scores, evaluation['mean_score'], evaluation['std_score'], evaluation['episodes'])
+        result.update(test, passed=test['p_value'] >= 0.01)
     print(json.dumps(result, indent=2))
     if args.name:
         directory = reporting.results_dir(__file__)
