@@ -81,6 +81,10 @@ class PPOConfig:
     reward_normalization: Literal['reward', 'return', 'none'] = key(
         'reward', 'Scale rewards by the spread of single rewards, or of discounted returns, '
         'or not at all.')
+    reward_clip: float | None = key(
+        10, 'Scaled rewards are clipped to [-reward_clip, reward_clip] for training; no '
+        "clipping if None. Rewards that reward_normalization 'none' leaves unscaled stay "
+        'unclipped.', above=0)
     discount: float = key(0.995, 'Discount factor of future rewards.', above=0, at_most=1)
     gae_lambda: float | None = key(
         None, 'Lambda of generalized advantages; Monte Carlo returns if None.',

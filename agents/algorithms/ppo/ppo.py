@@ -46,6 +46,7 @@ from agents import parts
 from agents import tools
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import schedule
+from agents.algorithms.ppo import summaries
 from agents.algorithms.ppo import utility
 from agents.tools import nested
 
@@ -154,7 +155,7 @@ class PPO:
         scale_rewards = config.reward_normalization != 'none'
         self._reward_filter = parts.StreamingNormalize(
             batch_env.reward[0], center=False, scale=scale_rewards,
-            clip=10 if scale_rewards else 0, name='normalize_reward')
+            clip=(config.reward_clip or 0) if scale_rewards else 0, name='normalize_reward')
         self._network = self._policy.network
         # Running the network once creates its variables and tells the structure
         # of its recurrent state and of its policy parameters.
@@ -254,8 +255,8 @@ class PPO:
                     nested.flatten(self._last_policy),
                     nested.flatten(output.policy.parameters))]
             summary = self._summary_if_logging(lambda: [
-                _histogram('perform/action', action),
-                _histogram('perform/log_prob', log_prob)])
+                summaries.histogram('perform/action', action),
+                summaries.histogram('perform/log_prob', log_prob)])
             with tf.control_dependencies(remember_state + remember_policy):
                 return tf.identity(action), tf.identity(summary)
 
@@ -340,9 +341,9 @@ class PPO:
                     self._take_pending_summary(),
                     self._observ_filter.summary(),
                     self._reward_filter.summary(),
-                    _histogram(
+                    summaries.histogram(
                         'experience/normalized_observ', self._observ_filter.transform(observ)),
-                    _scalar('experience/normalized_reward',
+                    summaries.scalar('experience/normalized_reward',
                             tf.reduce_mean(self._reward_filter.transform(reward)))])])
 
     def _stored_observ_dtype(self):
@@ -507,21 +508,22 @@ class PPO:
                 dict.fromkeys(self._update_metrics, 0.0),
                 sequences, length, chunk_length, batch_size, config.update_epochs,
                 padding_value=1, jit_compile=config.gradient_graph == 'xla_update')
-        report = _report_skipped_updates(metrics)
-        summaries = [
-            _scalar(f'training/{name}', mean)
-            for name, mean in _means_over_computed_steps(metrics).items()]
-        summaries += [
-            *[_scalar(f'training/{name}', optimizer.learning_rate)
+        report = summaries.report_skipped_updates(metrics)
+        valid_steps = functools.partial(utility.valid_steps, length=length)
+        written = [
+            summaries.scalar(f'training/{name}', mean)
+            for name, mean in summaries.means_over_computed_steps(metrics).items()]
+        written += [
+            *[summaries.scalar(f'training/{name}', optimizer.learning_rate)
               for name, optimizer in optimizers.items()],
-            _scalar('training/clip_ratio', clip_ratio),
-            _scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
-            _histogram('training/return', utility.valid_steps(sequences['return_'], length)),
-            _histogram('training/advantage', utility.valid_steps(sequences['advantage'], length))]
+            summaries.scalar('training/clip_ratio', clip_ratio),
+            summaries.scalar('training/update_steps', tf.shape(metrics['value_loss'])[0]),
+            summaries.histogram('training/return', valid_steps(sequences['return_'])),
+            summaries.histogram('training/advantage', valid_steps(sequences['advantage']))]
         with tf.control_dependencies([*nested.flatten(metrics), report]):
             penalty_summary = self._adjust_penalty(sequences, length)
         return tf.compat.v1.summary.merge(
-            summaries + [penalty_summary] + self._weight_summaries())
+            written + [penalty_summary] + self._weight_summaries())
 
     def _update_step(self, optimizers, clip_ratio, batch):
         """One gradient step of the `optimizers` on a batch of sequences, skipped when not finite.
@@ -677,8 +679,8 @@ class PPO:
                 adjust = tf.no_op()
             with tf.control_dependencies([adjust]):
                 return tf.compat.v1.summary.merge([
-                    _scalar('training/kl_change', kl_change),
-                    _scalar('training/penalty', self._penalty.read_value())])
+                    summaries.scalar('training/kl_change', kl_change),
+                    summaries.scalar('training/penalty', self._penalty.read_value())])
 
     def _define_optimizers(self, learning_rate):
         """One optimizer for the whole network, or one each for the policy and value.
@@ -719,13 +721,13 @@ class PPO:
 
     def _weight_summaries(self):
         """Histograms of the trainable weights, grouped by the configured regexes."""
-        summaries = []
+        histograms = []
         variables = tf.compat.v1.trainable_variables()
         for group, pattern in self._config.weight_summaries.items():
             for variable in [each for each in variables if re.match(pattern, each.name)]:
                 name = variable.name.split(':')[0]
-                summaries.append(_histogram(f'weights_{group}/{name}', variable))
-        return summaries
+                histograms.append(summaries.histogram(f'weights_{group}/{name}', variable))
+        return histograms
 
     def _keep_for_logging(self, summary):
         """An update's summary on a step that logs; else held until the next such step.
@@ -760,50 +762,6 @@ class PPO:
             lambda: tf.constant(''), as_function=True)
 
 
-def _scalar(tag, value):
-    """Scalar summary with exactly this tag, also inside conditionals and loops."""
-    return tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
-
-
-def _histogram(tag, values):
-    """Histogram summary with exactly this tag, also inside conditionals and loops."""
-    return tf.raw_ops.HistogramSummary(tag=tag, values=tf.cast(values, tf.float32))
-
-
 def _variable(name, initial_value):
     """A non-trainable variable for algorithm state; its name is made unique."""
     return tf.Variable(initial_value, trainable=False, name=name)
-
-
-def _means_over_computed_steps(metrics):
-    """Each update metric's mean over the update steps that computed it.
-
-    Once `kl_stop` has ended an update, its remaining steps report zeros
-    without computing anything. `kl_stopped` itself is the fraction of all
-    steps whose gradients were not applied: the one that crossed the bound
-    and those after it.
-    """
-    if 'kl_stopped' not in metrics:
-        return {name: tf.reduce_mean(value) for name, value in metrics.items()}
-    computed = tf.cast(tf.cumsum(metrics['kl_stopped']) <= 1.0, tf.float32)
-    count = tf.maximum(tf.reduce_sum(computed), 1.0)
-    means = {name: tf.reduce_sum(value * computed) / count for name, value in metrics.items()}
-    means['kl_stopped'] = tf.reduce_mean(metrics['kl_stopped'])
-    return means
-
-
-def _report_skipped_updates(metrics):
-    """Print how many update steps were skipped and why, if any; an op to run after them."""
-    skipped = metrics['skipped_updates']
-    count = tf.reduce_sum(skipped)
-
-    def report():
-        message = tf.print(
-            'PPO skipped', tf.cast(count, tf.int32), 'of', tf.size(skipped),
-            'update steps: the loss or gradients were not finite (gradient norms',
-            metrics['gradient_norm'], '). Check the rewards and observations for extreme '
-            'values.', output_stream=tf.compat.v1.logging.error)
-        with tf.control_dependencies([message]):
-            return tf.constant(True)
-
-    return tf.cond(count > 0, report, lambda: tf.constant(False))

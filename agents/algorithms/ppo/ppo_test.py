@@ -480,6 +480,22 @@ def test_the_policy_sees_observations_clipped_to_observ_clip(observ_clip, seen):
     np.testing.assert_allclose(result, [seen, -seen, 0.5], rtol=1e-3)
 
 
+@pytest.mark.parametrize('normalization, reward_clip, seen', [
+    ('reward', 10, 10.0), ('return', 2.5, 2.5), ('reward', None, 100.0), ('none', 2.5, 100.0)])
+def test_training_sees_rewards_clipped_to_reward_clip(normalization, reward_clip, seen):
+    with tf.Graph().as_default():
+        config = _config(reward_normalization=normalization, reward_clip=reward_clip)
+        algo, _, _, _ = _define_graph(config)
+        # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
+        update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
+        scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(update)
+            result = sess.run(scaled)
+    np.testing.assert_allclose(result, [seen, -seen, 0.5], rtol=1e-3)
+
+
 def test_original_import_paths_still_work():
     from agents import algorithms
     from agents.algorithms import ppo as ppo_package
