@@ -124,8 +124,12 @@ def welch_test(scores, mean, std, count):
         return dict(t=None, df=None, p_value=1.0 if difference >= 0 else 0.0)
     t = difference / math.sqrt(error)
     df = error ** 2 / (played_error ** 2 / (len(scores) - 1) + other_error ** 2 / (count - 1))
-    # The Student's t distribution's tail, by the regularized incomplete beta function.
-    tail = 0.5 * float(tf.math.betainc(df / 2, 0.5, df / (df + t ** 2)))
+    # The Student's t distribution's tail, by the regularized incomplete beta
+    # function; in a graph of its own, whether or not eager execution is on.
+    with tf.Graph().as_default():
+        betainc = tf.math.betainc(df / 2, 0.5, df / (df + t ** 2))
+        with tf.compat.v1.Session() as session:
+            tail = 0.5 * float(session.run(betainc))
     return dict(t=t, df=df, p_value=tail if t < 0 else 1 - tail)
 
 
