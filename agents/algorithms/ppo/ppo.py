@@ -343,8 +343,9 @@ class PPO:
                     self._reward_filter.summary(),
                     summaries.histogram(
                         'experience/normalized_observ', self._observ_filter.transform(observ)),
-                    summaries.scalar('experience/normalized_reward',
-                            tf.reduce_mean(self._reward_filter.transform(reward)))])])
+                    summaries.scalar(
+                        'experience/normalized_reward',
+                        tf.reduce_mean(self._reward_filter.transform(reward)))])])
 
     def _stored_observ_dtype(self):
         return tf.float32 if self._stores_normalized else self._batch_env.observ.dtype
