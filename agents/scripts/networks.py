@@ -135,8 +135,12 @@ class _GRULayer(collections.namedtuple('_GRULayer', 'input_weight, state_weight,
         return cls(weight[:input_size], weight[input_size:], bias)
 
 
-class _StatelessCell:
-    """Gives feed-forward networks the dummy state that dynamic_rnn needs."""
+class _FeedForwardCell:
+    """A policy network of hidden layers and output heads, and a value network.
+
+    Subclasses build `_heads(observ, features)` on the policy's last hidden
+    layer. The cell carries the dummy state that dynamic_rnn needs.
+    """
 
     # Feed-forward cells are applied to all time steps at once, not in a loop.
     is_recurrent = False
@@ -148,8 +152,19 @@ class _StatelessCell:
     def zero_state(self, batch_size, dtype):
         return tf.zeros([batch_size, 1], dtype)
 
+    def __call__(self, observ, state):
+        observ = _flatten(observ)
+        with tf.compat.v1.variable_scope('policy'):
+            features = _mlp(observ, self._policy_layers, self._activation)
+        return self._heads(observ, features), state
 
-class FeedForwardGaussian(_StatelessCell):
+    def _value_input(self, observ, policy_features):
+        """What the value network reads: the observation alone."""
+        del policy_features
+        return observ
+
+
+class FeedForwardGaussian(_FeedForwardCell):
     """Separate policy and value networks for continuous actions.
 
     The policy network outputs the mean action, by default through a tanh
@@ -185,12 +200,6 @@ class FeedForwardGaussian(_StatelessCell):
     def output_size(self):
         return (self._action_size, self._action_size, tf.TensorShape([]))
 
-    def __call__(self, observ, state):
-        observ = _flatten(observ)
-        with tf.compat.v1.variable_scope('policy'):
-            features = _mlp(observ, self._policy_layers, self._activation)
-        return self._heads(observ, features), state
-
     def _heads(self, observ, features):
         """The outputs, from the observations and the policy's last hidden layer."""
         with tf.compat.v1.variable_scope('policy'):
@@ -204,11 +213,6 @@ class FeedForwardGaussian(_StatelessCell):
         value = _value_network(
             self._value_input(observ, features), self._value_layers, self._activation)
         return mean, log_std, value
-
-    def _value_input(self, observ, policy_features):
-        """What the value network reads: the observation alone."""
-        del policy_features
-        return observ
 
 
 class _GRUPolicy:
@@ -329,7 +333,7 @@ class RecurrentGaussian(_GRUPolicy, FeedForwardGaussian):
     """
 
 
-class FeedForwardCategorical(_StatelessCell):
+class FeedForwardCategorical(_FeedForwardCell):
     """Separate policy and value networks for discrete actions.
 
     The cell outputs `(logits [batch, num_actions], value [batch])`.
@@ -355,12 +359,6 @@ class FeedForwardCategorical(_StatelessCell):
     def output_size(self):
         return (self._num_actions, tf.TensorShape([]))
 
-    def __call__(self, observ, state):
-        observ = _flatten(observ)
-        with tf.compat.v1.variable_scope('policy'):
-            features = _mlp(observ, self._policy_layers, self._activation)
-        return self._heads(observ, features), state
-
     def _heads(self, observ, features):
         """The outputs, from the observations and the policy's last hidden layer."""
         with tf.compat.v1.variable_scope('policy'):
@@ -371,11 +369,6 @@ class FeedForwardCategorical(_StatelessCell):
         value = _value_network(
             self._value_input(observ, features), self._value_layers, self._activation)
         return logits, value
-
-    def _value_input(self, observ, policy_features):
-        """What the value network reads: the observation alone."""
-        del policy_features
-        return observ
 
 
 class RecurrentCategorical(_GRUPolicy, FeedForwardCategorical):
