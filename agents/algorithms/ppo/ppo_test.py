@@ -50,6 +50,17 @@ def _define_graph(config, durations=(5, 5), discrete=False):
     return algo, is_training, should_log, (done, score, summary)
 
 
+def _session():
+    """A session that runs the graph as built, without Grappler's rewrites.
+
+    The rewrites cost seconds at the first run of each graph, longer than most
+    of these tests take otherwise.
+    """
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return tf.compat.v1.Session(config=config)
+
+
 def _weights(sess):
     return [sess.run(variable) for variable in tf.compat.v1.trainable_variables()]
 
@@ -57,7 +68,7 @@ def _weights(sess):
 def test_update_changes_weights_once_memory_holds_update_every_episodes():
     with tf.Graph().as_default():
         algo, is_training, _, step_op = _define_graph(_config())
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
             for _ in range(4):  # The episodes are not done yet.
@@ -75,7 +86,7 @@ def test_evaluation_acts_greedily_and_does_not_learn():
         algo, is_training, _, step_op = _define_graph(_config())
         observ = tf.constant(np.ones((2, 3), np.float32))
         action, _ = algo.perform(tf.range(2), observ)
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
             for _ in range(10):
@@ -90,7 +101,7 @@ def test_evaluation_acts_greedily_and_does_not_learn():
 def test_summaries_include_losses_when_logging():
     with tf.Graph().as_default():
         _, is_training, should_log, step_op = _define_graph(_config())
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             tags = set()
             for _ in range(5):
@@ -107,7 +118,7 @@ def test_summaries_include_losses_when_logging():
 def _weights_before_and_after_training(config, durations=(5, 5), steps=5):
     with tf.Graph().as_default():
         _, is_training, _, step_op = _define_graph(config, durations)
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
             for _ in range(steps):
@@ -131,7 +142,7 @@ def test_truncated_episode_bootstraps_from_its_last_observation():
             batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(True),
             tf.constant(False), config)
         done, _, _ = tools.simulate(batch_env, algo, False, False)
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for _ in range(3):
                 sess.run(done)
@@ -159,7 +170,7 @@ def _train_steps(config, durations, steps, seed=None, discrete=False, global_ste
         if seed is not None:
             tf.compat.v1.set_random_seed(seed)
         algo, is_training, should_log, step_op = _define_graph(config, durations, discrete)
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(tf.compat.v1.train.get_global_step().assign(global_step))
             before, summaries = _weights(sess), []
@@ -442,7 +453,7 @@ def test_the_steps_after_a_kl_stop_compute_no_loss(gradient_graph, monkeypatch):
     config = _kl_stop_config(gradient_graph=gradient_graph)
     with tf.Graph().as_default():
         algo, is_training, should_log, step_op = _define_graph(config, durations=(4, 5))
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for _ in range(16):  # Two updates, one every 8 steps.
                 summary = sess.run(step_op[2], {is_training: True, should_log: True})
@@ -473,7 +484,7 @@ def test_the_policy_sees_observations_clipped_to_observ_clip(observ_clip, seen):
         # Statistics of mean 0 and a standard deviation close to 1.
         update = policy.observ_filter.update(tf.constant([[-1.0] * 3, [1.0] * 3]) / np.sqrt(2))
         normalized = policy.observ_filter.transform(tf.constant([[100.0, -100.0, 0.5]]))
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(update)
             result = sess.run(normalized)[0]
@@ -489,7 +500,7 @@ def test_training_sees_rewards_clipped_to_reward_clip(normalization, reward_clip
         # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
         update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
         scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))
-        with tf.compat.v1.Session() as sess:
+        with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(update)
             result = sess.run(scaled)
