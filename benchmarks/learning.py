@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+import reporting
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'learning')
 
 Task = collections.namedtuple(
@@ -363,7 +365,8 @@ def run_worker(args):
     with open(args.worker, 'w') as file_:
         json.dump(dict(
             library=args.library, task=args.task, seed=args.seed, seconds=seconds,
-            evaluations=evaluations), file_)
+            evaluations=evaluations, commit=reporting.commit(),
+            processor=reporting.processor(), overrides=args.set), file_)
 
 
 def run_all(jobs, num_parallel, directory, extra_args, report_only=False):

@@ -50,16 +50,6 @@ def train(config, variables):
             for step, phase, mean, std in _PHASE.findall(result.stderr)]
 
 
-def processor():
-    """The processor's model name and the wide vector extensions it reports."""
-    with open('/proc/cpuinfo') as cpuinfo:
-        text = cpuinfo.read()
-    name = re.search(r'model name\s*:\s*(.*)', text)
-    flags = set(re.search(r'flags\s*:\s*(.*)', text).group(1).split())
-    return {'model': name.group(1) if name else 'unknown',
-            'extensions': sorted(flag for flag in flags if flag.startswith(('avx', 'amx')))}
-
-
 def versions():
     """Versions of the packages whose kernels make the scores (Gymnasium's is in the record)."""
     import numpy  # pylint: disable=import-outside-toplevel
@@ -97,7 +87,7 @@ def main():
                      'scores': train(args.config, variables)})
         print(table(args.config, runs).splitlines()[-1], flush=True)
     record = reporting.run_record(load_before)
-    record['machine'].update(processor=processor(), **versions())
+    record['machine'].update(processor=reporting.processor(), **versions())
     out = reporting.results_dir(__file__)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'repeatability.json'), 'w') as file:

@@ -5,6 +5,8 @@ import datetime
 import json
 import os
 import platform
+import re
+import subprocess
 import sys
 
 import gymnasium
@@ -36,6 +38,30 @@ def run_record(load_before, load_after=None):
             'cores': os.cpu_count(), 'python': platform.python_version(),
             'gymnasium': gymnasium.__version__, 'load_before': load_before,
             'load_after': os.getloadavg() if load_after is None else load_after}}
+
+
+def processor():
+    """The processor's model name and the wide vector extensions it reports (Linux).
+
+    Seeded runs repeat to the digit on one processor; the extensions choose
+    the kernels, so another processor may score otherwise.
+    """
+    with open('/proc/cpuinfo') as cpuinfo:
+        text = cpuinfo.read()
+    name = re.search(r'model name\s*:\s*(.*)', text)
+    flags = set(re.search(r'flags\s*:\s*(.*)', text).group(1).split())
+    return {'model': name.group(1) if name else 'unknown',
+            'extensions': sorted(flag for flag in flags if flag.startswith(('avx', 'amx')))}
+
+
+def commit():
+    """The commit of the checkout this script runs from, marked `+changes` when it has any."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    def git(*args):
+        return subprocess.run(['git', *args], cwd=here, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    dirty = git('status', '--porcelain', '--untracked-files=no')
+    return git('rev-parse', '--short', 'HEAD') + ('+changes' if dirty else '')
 
 
 def write_results(out, name, text, data):
