@@ -51,12 +51,13 @@ setuptools.setup(
         'test': [
             'pytest', 'pytest-xdist', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0',
             'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2', 'optuna>=3',
-            'rliable>=1.0'],
+            'rliable>=1.0', 'pandas<3'],
         # sb3-contrib's RecurrentPPO is the recurrent peer of benchmarks/learning.py;
-        # rliable gives the results page its interquartile means and intervals.
+        # rliable gives the results page its interquartile means and intervals;
+        # it needs arch<8, which fails to import beside pandas 3.
         'bench': [
             'matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2',
-            'stable-baselines3>=2.0', 'sb3-contrib>=2.0', 'rliable>=1.0'],
+            'stable-baselines3>=2.0', 'sb3-contrib>=2.0', 'rliable>=1.0', 'pandas<3'],
     },
     classifiers=[
         'Programming Language :: Python :: 3',

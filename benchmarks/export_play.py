@@ -142,6 +142,7 @@ def main():
     parser.add_argument('--tflite', action='store_true', help='Play the TFLite file.')
     parser.add_argument(
         '--name', help='Write the results to benchmarks/results/export_play/NAME.json.')
+    parser.add_argument('--out', help='Write the results to this JSON file instead.')
     args = parser.parse_args()
     load_before = os.getloadavg()
     with open(os.path.join(args.model, 'export.json')) as file_:
@@ -167,10 +168,11 @@ def main():
             scores, evaluation['mean_score'], evaluation['std_score'], evaluation['episodes'])
         result.update(test, passed=test['p_value'] >= 0.01)
     print(json.dumps(result, indent=2))
-    if args.name:
-        directory = reporting.results_dir(__file__)
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, f'{args.name}.json'), 'w') as file_:
+    out = args.out or (args.name and os.path.join(
+        reporting.results_dir(__file__), f'{args.name}.json'))
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, 'w') as file_:
             json.dump(result, file_, indent=2)
     return 0 if result.get('passed', True) and not result['agents_imported'] else 1
 

@@ -457,9 +457,9 @@ def table(results):
             continue
         milestones = [int(task.budget * fraction) for fraction in fractions]
         threshold = 'no threshold' if task.threshold is None else f'threshold {task.threshold:,g}'
-        lines.append(f'\n**{_title(task)}** ({threshold}, budget {task.budget:,} training '
+        lines.append(f'\n**{title(task)}** ({threshold}, budget {task.budget:,} training '
                      'steps)\n')
-        header = ' | '.join(f'score at {_short(step)}' for step in milestones)
+        header = ' | '.join(f'score at {short_steps(step)}' for step in milestones)
         lines.append(f'| library | seeds | {header} | best so far | steps to threshold | '
                      'time to threshold | wall time (train) |')
         lines.append('|---|---:|' + '---:|' * len(milestones) + '---:|---:|---:|---:|')
@@ -478,7 +478,7 @@ def table(results):
                 reached = [first_reaching(run['evaluations'], task.threshold) for run in runs]
                 if all(reached):
                     times_to[library] = np.mean([each[2] for each in reached])
-                    reach = f'{_short(np.mean([each[0] for each in reached]))} (all {len(runs)})'
+                    reach = f'{short_steps(np.mean([each[0] for each in reached]))} (all {len(runs)})'
                     time_to = _duration(times_to[library])
                 else:
                     reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
@@ -500,7 +500,7 @@ def table(results):
     return '\n'.join(lines)
 
 
-def _title(task):
+def title(task):
     """The task's Gymnasium id, and the observation entries it hides."""
     if not task.mask:
         return task.env
@@ -550,7 +550,7 @@ def _duration(seconds):
     return f'{seconds:.0f} s' if seconds < 120 else f'{seconds / 60:.1f} min'
 
 
-def _short(steps):
+def short_steps(steps):
     return f'{steps / 1e6:.3g}M' if steps >= 1e6 else f'{steps / 1e3:.0f}k'
 
 
@@ -566,7 +566,7 @@ def plot(results, directory):
                 curves[result['library']].append((np.array(steps), np.array(scores)))
         if curves:
             path = os.path.join(directory, f'learning_{task_name}.png')
-            plotting.plot_curves(dict(curves), path, f'{_title(task)}: evaluation score')
+            plotting.plot_curves(dict(curves), path, f'{title(task)}: evaluation score')
             paths.append(path)
     return paths
 

@@ -1,0 +1,70 @@
+r"""Exports each learning run's final checkpoint and plays it without `agents`. Run by hand.
+
+The results page checks the trainer's own evaluation with this: for every run
+directory that `learning.py --logs=LOGS` kept (`LOGS/agents-<task>-<seed>/`),
+`python -m agents.scripts.export` writes the SavedModel of the newest
+checkpoint, the one of the run's last evaluation, and `export_play.py` plays
+its mode for `--episodes` episodes in a process that imports TensorFlow and
+Gymnasium but not `agents`, on environments seeded apart from training and
+evaluation. Each play is written to
+`benchmarks/results/export_play/runs/<task>-<seed>.json`, which
+`report.py` reads; a run whose file exists is skipped.
+
+    python benchmarks/export_runs.py --logs=LOGS
+    python benchmarks/export_runs.py --logs=LOGS --tasks=hopper,walker
+"""
+
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import reporting
+
+PLAYS = os.path.join(reporting.results_dir(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), 'export_play.py')), 'runs')
+# The plays' environments are seeded apart from training (seed) and evaluation
+# (learning.EVAL_SEED_OFFSET + seed).
+PLAY_SEED_OFFSET = 20_000
+
+
+def export_and_play(run_dir, seed, out, episodes):
+    """Export the run's newest checkpoint and play it; raise if either step fails."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as directory:
+        policy = os.path.join(directory, 'policy')
+        subprocess.run(
+            [sys.executable, '-m', 'agents.scripts.export', f'--logdir={run_dir}',
+             f'--outdir={policy}', '--format=saved_model'], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, os.path.join(here, 'export_play.py'), f'--model={policy}',
+             f'--episodes={episodes}', f'--seed={PLAY_SEED_OFFSET + seed}', f'--out={out}'],
+            check=False, capture_output=True)
+    if not os.path.exists(out):
+        raise RuntimeError(f'export_play.py wrote no {out}')
+
+
+def main():
+    """Export and play every kept run that has no play yet."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--logs', required=True, help='The --logs directory of learning.py.')
+    parser.add_argument('--tasks', default=None, help='Comma-separated tasks; all if unset.')
+    parser.add_argument('--episodes', type=int, default=10)
+    args = parser.parse_args()
+    tasks = args.tasks and set(args.tasks.split(','))
+    runs = sorted(glob.glob(os.path.join(args.logs, 'agents-*-*')))
+    if not runs:
+        parser.error(f'no run directories agents-<task>-<seed> in {args.logs}')
+    for run_dir in runs:
+        library, task, seed = os.path.basename(run_dir).rsplit('-', 2)
+        out = os.path.join(PLAYS, f'{task}-{seed}.json')
+        if library != 'agents' or (tasks and task not in tasks) or os.path.exists(out):
+            continue
+        export_and_play(run_dir, int(seed), out, args.episodes)
+        print(f'played {task} seed {seed}: {out}', flush=True)
+
+
+if __name__ == '__main__':
+    main()
