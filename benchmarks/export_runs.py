@@ -8,7 +8,9 @@ its mode for `--episodes` episodes in a process that imports TensorFlow and
 Gymnasium but not `agents`, on environments seeded apart from training and
 evaluation. Each play is written to
 `benchmarks/results/export_play/runs/<task>-<seed>.json`, which
-`report.py` reads; a run whose file exists is skipped.
+`report.py` reads; a run whose file exists is skipped. A run directory
+without `config.yaml` gets the shipped config at the benchmark's protocol,
+as `learning.py` trains it without `--set`.
 
     python benchmarks/export_runs.py --logs=LOGS
     python benchmarks/export_runs.py --logs=LOGS --tasks=hopper,walker
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 
+import learning
 import reporting
 
 PLAYS = os.path.join(reporting.results_dir(os.path.join(
@@ -30,9 +33,12 @@ PLAYS = os.path.join(reporting.results_dir(os.path.join(
 PLAY_SEED_OFFSET = 20_000
 
 
-def export_and_play(run_dir, seed, out, episodes):
+def export_and_play(task, run_dir, seed, out, episodes):
     """Export the run's newest checkpoint and play it; raise if either step fails."""
     here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(run_dir, 'config.yaml')):
+        from agents.scripts import utility
+        utility.save_config(learning.run_config(learning.TASKS[task], seed), run_dir)
     with tempfile.TemporaryDirectory() as directory:
         policy = os.path.join(directory, 'policy')
         subprocess.run(
@@ -62,7 +68,7 @@ def main():
         out = os.path.join(PLAYS, f'{task}-{seed}.json')
         if library != 'agents' or (tasks and task not in tasks) or os.path.exists(out):
             continue
-        export_and_play(run_dir, int(seed), out, args.episodes)
+        export_and_play(task, run_dir, int(seed), out, args.episodes)
         print(f'played {task} seed {seed}: {out}', flush=True)
 
 

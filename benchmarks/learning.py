@@ -33,7 +33,6 @@ import threading
 import time
 
 import numpy as np
-
 import reporting
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'learning')
@@ -130,19 +129,9 @@ CONTROL = 'agents-feedforward'
 EVAL_SEED_OFFSET = 10_000
 
 
-def run_agents(task, seed, overrides, config_name=None, logdir=None):
-    """Train the shipped config of the task (or another); return its evaluations and times.
-
-    The run's directory (TensorBoard event files and checkpoints) goes under
-    `logdir` when one is given, and is deleted at the end otherwise.
-    """
-    from agents.scripts import tensorflow_log
-    tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
-    from absl import logging
-
-    from agents.scripts import train
+def run_config(task, seed, overrides=(), config_name=None):
+    """The config of one of our runs: the shipped one (or another) at the task's protocol."""
     from agents.scripts import utility
-    logging.set_verbosity(logging.WARNING)
     config = utility.make_config(config_name or task.config)
     with config.unlocked():
         config.update(
@@ -151,10 +140,30 @@ def run_agents(task, seed, overrides, config_name=None, logdir=None):
         if task.mask:
             config.update(observation_mask=task.mask)
         config.update(overrides)
+    return config
+
+
+def run_agents(task, seed, overrides, config_name=None, logdir=None):
+    """Train the shipped config of the task (or another); return its evaluations and times.
+
+    The run's directory (TensorBoard event files, checkpoints and
+    `config.yaml`, which the export reads) goes under `logdir` when one is
+    given, and is deleted at the end otherwise.
+    """
+    from agents.scripts import tensorflow_log
+    tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
+    from absl import logging
+
+    from agents.scripts import train
+    from agents.scripts import utility
+    logging.set_verbosity(logging.WARNING)
+    config = run_config(task, seed, overrides, config_name)
     evaluations, train_seconds = [], 0.0
     with contextlib.ExitStack() as stack:
         if logdir is None:
             logdir = stack.enter_context(tempfile.TemporaryDirectory())
+        else:
+            utility.save_config(config, logdir)
         for result in train.train(config, logdir, 'parallel'):
             if result.phase == 'train':
                 train_seconds += result.seconds
@@ -478,7 +487,8 @@ def table(results):
                 reached = [first_reaching(run['evaluations'], task.threshold) for run in runs]
                 if all(reached):
                     times_to[library] = np.mean([each[2] for each in reached])
-                    reach = f'{short_steps(np.mean([each[0] for each in reached]))} (all {len(runs)})'
+                    mean_steps = np.mean([each[0] for each in reached])
+                    reach = f'{short_steps(mean_steps)} (all {len(runs)})'
                     time_to = _duration(times_to[library])
                 else:
                     reach = f'{sum(bool(each) for each in reached)}/{len(runs)} reached'
@@ -551,6 +561,7 @@ def _duration(seconds):
 
 
 def short_steps(steps):
+    """Steps as 25k or 1M."""
     return f'{steps / 1e6:.3g}M' if steps >= 1e6 else f'{steps / 1e3:.0f}k'
 
 

@@ -71,7 +71,6 @@ def test_the_network_adds_its_keys_with_their_defaults():
     (dict(batch_size=8), 'chunk_length and batch_size apply to recurrent networks'),
     (dict(gradient_graph='xla_update', rollout_length=None),
      "gradient_graph='xla_update' needs rollout_length"),
-    (dict(kl_stop_start=0.5), 'kl_stop_start needs kl_stop, the bound that it delays'),
     (dict(env_kwargs={'gravity': 2.0}),
      "env_kwargs: Pendulum-v1 does not take {'gravity': 2.0}: TypeError: "
      "PendulumEnv.__init__() got an unexpected keyword argument 'gravity'"),

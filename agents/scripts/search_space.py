@@ -38,7 +38,6 @@ DEFAULT = {
     'learning_rate': dict(low=1e-5, high=1e-3, log=True),
     'learning_rate_schedule': dict(choices=['constant', 'linear']),
     'clip_ratio': dict(low=0.1, high=0.3),
-    'clip_ratio_schedule': dict(choices=['constant', 'linear']),
     'kl_target': dict(low=3e-3, high=3e-2, log=True),
     'entropy_coef': dict(low=1e-6, high=1e-2, log=True),
     'value_coef': dict(low=0.25, high=2.0),
@@ -58,7 +57,6 @@ DEFAULT = {
 # config uses them: a predicate of the base config.
 _USED_WHEN = {
     'clip_ratio': lambda config: config.objective == 'clip',
-    'clip_ratio_schedule': lambda config: config.objective == 'clip',
     'kl_target': lambda config: config.objective == 'kl_penalty',
     'gae_lambda': lambda config: config.gae_lambda is not None,
     'minibatch_size': lambda config: config.minibatch_size is not None,

@@ -23,7 +23,7 @@ SPACES = os.path.join(os.path.dirname(__file__), '..', '..', 'benchmarks', 'tune
 
 def test_default_space_searches_the_keys_the_config_uses():
     pendulum = {dimension.key for dimension in search_space.resolve(None, 'pendulum')}
-    assert {'learning_rate', 'clip_ratio', 'clip_ratio_schedule', 'rollout_length',
+    assert {'learning_rate', 'clip_ratio', 'rollout_length',
             'init_std'} <= pendulum
     assert 'kl_target' not in pendulum  # Pendulum trains with the clipped objective.
     cartpole = {dimension.key for dimension in search_space.resolve(None, 'cartpole')}
@@ -31,7 +31,6 @@ def test_default_space_searches_the_keys_the_config_uses():
     whole_episodes = {
         dimension.key for dimension in search_space.resolve(None, f'{__name__}:kl_penalty')}
     assert 'kl_target' in whole_episodes and 'clip_ratio' not in whole_episodes
-    assert 'clip_ratio_schedule' not in whole_episodes
     assert 'rollout_length' not in whole_episodes and 'gae_lambda' not in whole_episodes
 
 

@@ -27,11 +27,6 @@ class PPOConfig:
         None, 'Rate the linear schedule reaches at `steps`: a floor that keeps late updates '
         'from vanishing (above learning_rate, the rate rises); zero if None. The constant '
         'schedule ignores it.', at_least=0)
-    value_learning_rate: float | None = key(
-        None, "Step size of the value network's own optimizer, on the same schedule; "
-        'learning_rate if None. Adam undoes a constant scale of the value loss on the '
-        "value network's weights, so value_coef cannot make them learn faster; this can.",
-        above=0)
     max_gradient_norm: float | None = key(
         None, 'Clip the gradients to this global norm; no clipping if None.', above=0)
     gradient_graph: Literal['function', 'inline', 'xla', 'xla_update'] = key(
@@ -55,24 +50,10 @@ class PPOConfig:
     chunk_length: int | None = key(
         None, 'Steps per chunk of an episode of recurrent networks; whole episodes if None.',
         at_least=1)
-    stored_observ: Literal['raw', 'normalized'] = key(
-        'raw', "What memory keeps of each observation for the update: the raw one, normalized "
-        "with the statistics of update time (BatchPPO's way), or the normalized one the "
-        'policy acted on, so that the update starts from exactly the policy that acted. '
-        'Recurrent networks always keep the normalized one.')
-    observ_clip: float | None = key(
-        5, 'Normalized observations are clipped to [-observ_clip, observ_clip], as the '
-        'policy sees them; no clipping if None.', above=0)
     objective: Literal['kl_penalty', 'clip'] = key(
         'kl_penalty', "Policy objective: BatchPPO's adaptive KL penalty, or the clipped ratio.")
     clip_ratio: float = key(
         0.2, 'The clipped objective ignores ratios further than this from 1.', above=0)
-    clip_ratio_schedule: Literal['constant', 'linear'] = key(
-        'constant', 'Keep the clip ratio, or decay it linearly over `steps`, so that late '
-        'updates move the policy less.')
-    final_clip_ratio: float | None = key(
-        None, 'Clip ratio the linear schedule reaches at `steps`; zero if None. The constant '
-        'schedule ignores it.', at_least=0)
     value_clip: float | None = key(
         None, 'Clip the value change per update to this in the value loss; no clipping if '
         'None.', above=0)
@@ -80,23 +61,12 @@ class PPOConfig:
     entropy_coef: float = key(0.0, 'Weight of the entropy bonus.', at_least=0)
     reward_normalization: Literal['reward', 'return', 'none'] = key(
         'reward', 'Scale rewards by the spread of single rewards, or of discounted returns, '
-        'or not at all.')
-    reward_clip: float | None = key(
-        10, 'Scaled rewards are clipped to [-reward_clip, reward_clip] for training; no '
-        "clipping if None. Rewards that reward_normalization 'none' leaves unscaled stay "
-        'unclipped.', above=0)
+        'or not at all; scaled rewards are clipped to [-10, 10] for training, and '
+        'normalized observations to [-5, 5], as in BatchPPO.')
     discount: float = key(0.995, 'Discount factor of future rewards.', above=0, at_most=1)
     gae_lambda: float | None = key(
         None, 'Lambda of generalized advantages; Monte Carlo returns if None.',
         at_least=0, at_most=1)
-    kl_stop: float | None = key(
-        None, "End an update's steps at the first minibatch whose KL divergence from the "
-        "policy that acted exceeds this, for either objective (SB3's target_kl t stops at "
-        '1.5 t); every step runs if None. TensorBoard shows the fraction of steps left out '
-        'as training/kl_stopped.', above=0)
-    kl_stop_start: float = key(
-        0.0, 'Fraction of the training steps after which kl_stop applies; updates before '
-        'it run every step.', at_least=0, below=1)
     kl_target: float = key(1e-2, 'KL divergence per update the penalty aims at.', above=0)
     kl_cutoff_factor: float = key(
         2, 'The cutoff term acts above this multiple of kl_target.', above=0)
@@ -117,8 +87,6 @@ class PPOConfig:
             raise schema.ConfigError(
                 f'kl_penalty_bounds {self.kl_penalty_bounds} must contain kl_init_penalty '
                 f'{self.kl_init_penalty}')
-        if self.kl_stop_start and not self.kl_stop:
-            raise schema.ConfigError('kl_stop_start needs kl_stop, the bound that it delays')
         if self.rollout_length and not self.gae_lambda:
             raise schema.ConfigError(
                 'rollout_length needs gae_lambda; 1.0 gives plain returns')

@@ -1,4 +1,4 @@
-"""Hyperparameters that change over training: the learning rate and the clip ratio.
+"""The learning rate over training: constant, or decaying linearly.
 
 A schedule maps the training step, the environment steps the agent has
 trained on, to a value. 'constant' keeps the initial value; 'linear' moves it

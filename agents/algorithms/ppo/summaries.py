@@ -19,13 +19,8 @@ def histogram(tag, values):
     return tf.raw_ops.HistogramSummary(tag=tag, values=tf.cast(values, tf.float32))
 
 
-def means_over_computed_steps(metrics):
-    """Each update metric's mean over the update steps that computed it.
-
-    Once `kl_stop` has ended an update, its remaining steps report zeros
-    without computing anything. `kl_stopped` itself is the fraction of all
-    steps whose gradients were not applied: the one that crossed the bound
-    and those after it.
+def means(metrics):
+    """Each update metric's mean over the update steps.
 
     Args:
       metrics: Dict of `[steps]` tensors, one value per update step.
@@ -33,24 +28,18 @@ def means_over_computed_steps(metrics):
     Returns:
       Dict of scalar tensors with the same keys.
     """
-    computed = _computed_steps(metrics)
-    if computed is None:
-        return {name: tf.reduce_mean(value) for name, value in metrics.items()}
-    count = tf.maximum(tf.reduce_sum(computed), 1.0)
-    means = {name: tf.reduce_sum(value * computed) / count for name, value in metrics.items()}
-    means['kl_stopped'] = tf.reduce_mean(metrics['kl_stopped'])
-    return means
+    return {name: tf.reduce_mean(value) for name, value in metrics.items()}
 
 
 def report_skipped_updates(metrics):
     """Print how many update steps were skipped and why, if any; an op to run after them.
 
     A step is skipped when its loss or gradients are not finite. The message
-    lists the gradient norms of the steps that computed one.
+    lists the gradient norms of the update's steps.
 
     Args:
       metrics: Dict of `[steps]` tensors with `skipped_updates` and
-        `gradient_norm`, and `kl_stopped` when a KL stop may end updates.
+        `gradient_norm`.
 
     Returns:
       Boolean scalar tensor, whether a message was printed.
@@ -60,9 +49,6 @@ def report_skipped_updates(metrics):
 
     def report():
         gradient_norm = metrics['gradient_norm']
-        computed = _computed_steps(metrics)
-        if computed is not None:
-            gradient_norm = tf.boolean_mask(gradient_norm, computed > 0)
         message = tf.print(
             'PPO skipped', tf.cast(count, tf.int32), 'of', tf.size(gradient_norm),
             'update steps: the loss or gradients were not finite (gradient norms',
@@ -72,14 +58,3 @@ def report_skipped_updates(metrics):
             return tf.constant(True)
 
     return tf.cond(count > 0, report, lambda: tf.constant(False))
-
-
-def _computed_steps(metrics):
-    """1 for each update step that computed its loss, else 0; None without a KL stop.
-
-    A KL stop stays set for the rest of its update, so the steps that
-    computed are those up to and including the first stopped one.
-    """
-    if 'kl_stopped' not in metrics:
-        return None
-    return tf.cast(tf.cumsum(metrics['kl_stopped']) <= 1.0, tf.float32)

@@ -16,26 +16,11 @@ def _run(function, metrics):
             return session.run(result)
 
 
-def test_without_a_kl_stop_the_means_are_over_every_step():
-    means = _run(summaries.means_over_computed_steps, dict(
+def test_the_means_are_over_every_step():
+    means = _run(summaries.means, dict(
         kl=[0.1, 0.2, 0.3, 0.6], skipped_updates=[0.0, 1.0, 0.0, 0.0]))
     assert means['kl'] == pytest.approx(0.3)
     assert means['skipped_updates'] == pytest.approx(0.25)
-
-
-def test_after_a_kl_stop_the_means_leave_out_the_steps_not_computed():
-    # The stop crosses at the third step; the last two computed nothing.
-    means = _run(summaries.means_over_computed_steps, dict(
-        kl=[0.1, 0.2, 0.6, 0.0, 0.0], kl_stopped=[0.0, 0.0, 1.0, 1.0, 1.0]))
-    assert means['kl'] == pytest.approx(0.3)
-    assert means['kl_stopped'] == pytest.approx(0.6)
-
-
-def test_a_kl_stop_at_the_first_step_averages_that_step_alone():
-    means = _run(summaries.means_over_computed_steps, dict(
-        kl=[0.9, 0.0, 0.0], kl_stopped=[1.0, 1.0, 1.0]))
-    assert means['kl'] == pytest.approx(0.9)
-    assert means['kl_stopped'] == pytest.approx(1.0)
 
 
 def test_no_skipped_step_prints_nothing(capfd):
@@ -45,10 +30,9 @@ def test_no_skipped_step_prints_nothing(capfd):
     assert 'PPO skipped' not in capfd.readouterr().err
 
 
-def test_skipped_steps_print_their_count_and_the_computed_gradient_norms(capfd):
+def test_skipped_steps_print_their_count_and_the_gradient_norms(capfd):
     printed = _run(summaries.report_skipped_updates, dict(
-        skipped_updates=[0.0, 1.0, 0.0, 0.0], gradient_norm=[1.5, np.inf, 2.5, 0.0],
-        kl_stopped=[0.0, 0.0, 1.0, 1.0]))
+        skipped_updates=[0.0, 1.0, 0.0], gradient_norm=[1.5, np.inf, 2.5]))
     assert printed
     error = capfd.readouterr().err
     assert 'PPO skipped 1 of 3 update steps' in error
