@@ -1,0 +1,88 @@
+"""Tests of the results page: it is what the run files give, and its statistics are right."""
+
+import numpy as np
+import pytest
+import report
+
+
+def _run(task, seed, finals, library='agents'):
+    """A run file's contents whose evaluations score `finals` in turn."""
+    return dict(library=library, task=task, seed=seed, evaluations=[
+        [50_000 * (index + 1), score, 1.0] for index, score in enumerate(finals)])
+
+
+@pytest.fixture(scope='module')
+def committed_runs():
+    return report.load_runs()
+
+
+@pytest.fixture(scope='module')
+def page(committed_runs):
+    return report.page(committed_runs, report.load_export_plays())
+
+
+def test_the_committed_page_and_readme_table_are_what_the_run_files_give(committed_runs, page):
+    with open(report.PAGE) as file_:
+        assert file_.read() == page, 'docs/results.md is stale: run python benchmarks/report.py'
+    with open(report.README) as file_:
+        readme = file_.read()
+    assert readme == report.readme_text(readme, committed_runs), (
+        'The README results table is stale: run python benchmarks/report.py')
+
+
+def test_the_page_stays_short(page):
+    assert page.count('\n') <= 300
+
+
+def test_the_interval_of_a_mean_holds_it_and_repeats():
+    scores = [10.0, 12.0, 9.0, 30.0, 11.0, 10.5, 9.5, 12.5, 11.5, 10.0]
+    mean, low, high = report.interval(scores, 'mean')
+    assert mean == pytest.approx(np.mean(scores))
+    assert low < mean < high
+    assert report.interval(scores, 'mean') == (mean, low, high)
+
+
+def test_the_interquartile_mean_leaves_out_the_outer_quarters():
+    scores = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1000.0]
+    iqm, low, high = report.interval(scores, 'iqm')
+    # scipy's trim_mean cuts int(0.25 * 10) = 2 runs at each end.
+    assert iqm == pytest.approx(np.mean([2.0, 3.0, 4.0, 5.0, 6.0, 7.0]))
+    assert low <= iqm <= high
+
+
+def test_the_mujoco_row_counts_seeds_at_target_and_the_exported_policies():
+    runs = [_run('hopper', seed, [1000.0, final]) for seed, final in
+            enumerate([3400.0, 3300.0, 3372.0])]
+    plays = {('hopper', 0): dict(mean_score=3000.0), ('hopper', 2): dict(mean_score=3500.0)}
+    (row,) = report.mujoco_table(runs, plays)[2:]
+    cells = [cell.strip() for cell in row.strip('|').split('|')]
+    assert cells[0] == 'Hopper-v5'
+    assert cells[1] == '3'
+    assert cells[5] == '2 of 3'  # 3,400 and 3,372 reach the target of 3,372.
+    assert cells[6] == '3,250 (2 runs)'
+
+
+def test_best_so_far_is_each_runs_best_evaluation_averaged():
+    runs = [_run('cheetah', 0, [6000.0, 5000.0]), _run('cheetah', 1, [4000.0, 7000.0])]
+    (row,) = report.mujoco_table(runs, {})[2:]
+    assert row.split('|')[5].strip() == '6,500'  # (6,000 + 7,000) / 2.
+
+
+def test_a_table_names_the_commits_and_processors_of_its_runs():
+    processor = {'model': 'AMD EPYC', 'extensions': ['avx', 'avx2', 'avx512f']}
+    runs = [dict(_run('cheetah', 0, [1.0]), commit='abc1234', processor=processor),
+            _run('cheetah', 1, [1.0])]
+    assert report.provenance(runs) == (
+        'commit abc1234, not recorded; AMD EPYC (AVX-512), processor not recorded')
+
+
+def test_steps_to_threshold_need_every_seed_to_reach_it():
+    reached = [_run('cartpole', seed, [200.0, 500.0]) for seed in range(2)]
+    short = reached + [_run('cartpole', 2, [200.0, 300.0])]
+    assert report.peer_table(reached, ['cartpole'], ['agents'])[2].endswith('| 2 of 2 | 100k |')
+    assert report.peer_table(short, ['cartpole'], ['agents'])[2].endswith('| 2 of 3 | - |')
+
+
+def test_a_readme_without_the_markers_is_refused():
+    with pytest.raises(ValueError, match='markers'):
+        report.readme_text('# agents\n', [])
