@@ -150,7 +150,7 @@ def run_agents(task, seed, overrides, config_name=None, logdir=None):
     `config.yaml`, which the export reads) goes under `logdir` when one is
     given, and is deleted at the end otherwise.
     """
-    from agents.scripts import tensorflow_log
+    from agents.scripts.cli import tensorflow_log
     tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
     from absl import logging
 
@@ -394,7 +394,7 @@ def run_all(jobs, num_parallel, directory, extra_args, report_only=False):
                 results.append(json.load(file_))
         elif not report_only:
             pending.append((library, task, seed))
-    from agents.scripts import interrupts
+    from agents.scripts.cli import interrupts
     try:
         with interrupts.raised_on():
             _run_pending(pending, running, results, num_parallel, directory, extra_args)
@@ -567,17 +567,17 @@ def short_steps(steps):
 
 def plot(results, directory):
     """One PNG per task, the mean and min-max band over seeds of each library."""
-    from agents.scripts import plotting
+    from agents.scripts.plotting import curves
     paths = []
     for task_name, task in TASKS.items():
-        curves = collections.defaultdict(list)
+        runs_by_library = collections.defaultdict(list)
         for result in results:
             if result['task'] == task_name:
                 steps, scores = zip(*[each[:2] for each in result['evaluations']])
-                curves[result['library']].append((np.array(steps), np.array(scores)))
-        if curves:
+                runs_by_library[result['library']].append((np.array(steps), np.array(scores)))
+        if runs_by_library:
             path = os.path.join(directory, f'learning_{task_name}.png')
-            plotting.plot_curves(dict(curves), path, f'{title(task)}: evaluation score')
+            curves.plot_curves(dict(runs_by_library), path, f'{title(task)}: evaluation score')
             paths.append(path)
     return paths
 
@@ -611,7 +611,7 @@ def main():
     parser.add_argument('--seed', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        from agents.scripts import interrupts
+        from agents.scripts.cli import interrupts
         try:
             return run_worker(args)
         except interrupts.Interrupted as stop:  # Ctrl-C or SIGTERM, as train() reports it.

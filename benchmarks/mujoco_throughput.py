@@ -300,7 +300,7 @@ def _run_part(part, args, directory):
 def _measure_part(args):
     """The measurement of one part, as a `--part` process makes it."""
     if args.part in ('agents', 'collection'):
-        from agents.scripts import tensorflow_log
+        from agents.scripts.cli import tensorflow_log
         tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
     if args.part == 'agents':
         return measure_agents(args.steps, min(args.eval_every, args.steps), args.backend)

@@ -78,7 +78,7 @@ def _kind(pid):
 
 def measure_training(config_name, steps, release):
     """Train `steps` of a config; sample memory; return the samples and the marks."""
-    from agents.scripts import tensorflow_log
+    from agents.scripts.cli import tensorflow_log
     tensorflow_log.import_quietly()
     from absl import logging
 

@@ -137,7 +137,7 @@ def main():
         parser.error(f'--minibatches takes sizes from 1 to {SAMPLES_PER_LOOP:,} separated by '
                      f'commas, for example 64,256; got {args.minibatches!r}.')
     chosen = os.environ.get('XLA_FLAGS')  # Before the scripts' own choice of emitters.
-    from agents.scripts import tensorflow_log
+    from agents.scripts.cli import tensorflow_log
     tensorflow_log.import_quietly()  # As the training process loads TensorFlow.
     load = os.getloadavg()
     results = [measure(int(size), args.repeats) for size in sizes]

@@ -1,1 +1,1 @@
-"""Command line scripts (train, visualize, plot), configs, networks and their helpers."""
+"""The commands (train, visualize, plot, export, tune), configs, networks and their internals."""

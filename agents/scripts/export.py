@@ -10,8 +10,11 @@ writes a SavedModel of the policy of the run's newest checkpoint (or
 TFLite file `policy.tflite` beside it for feed-forward policies, and
 `export.json`, which names the checkpoint, the environment and the signatures.
 The model takes observations as the Gymnasium environment returns them and
-returns actions ready for its `step`; see `agents.scripts.serving` and
-docs/deployment.md.
+returns actions ready for its `step`; see `agents.scripts.serving.saved_policy`
+and docs/deployment.md.
+
+The command checks its flags and paths before TensorFlow loads, which takes
+seconds: the modules that import it are imported inside `_export`.
 """
 
 import glob
@@ -22,15 +25,9 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from agents.scripts import command_line
-from agents.scripts import lazy_import
-from agents.scripts import tensorflow_log
-
-# Loaded after the flags are checked: bad input is reported at once instead of
-# after seconds of importing TensorFlow.
-registry = lazy_import.module('agents.scripts.registry')
-serving = lazy_import.module('agents.scripts.serving')
-utility = lazy_import.module('agents.scripts.utility')
+from agents.scripts.cli import command_line
+from agents.scripts.cli import tensorflow_log
+from agents.tools.schema import ConfigError
 
 FORMATS = ('saved_model', 'tflite')
 
@@ -71,15 +68,24 @@ def main(argv):
     if checkpoint and checkpoint != 'best':
         checkpoint = os.path.expanduser(checkpoint)
     try:
-        registry.import_modules(FLAGS.register)
-        config = utility.load_config(logdir)
-        description = serving.export(
-            config, logdir, outdir, utility.resolve_checkpoint(logdir, checkpoint),
-            FLAGS.format, FLAGS.force)
-    except utility.ConfigError as error:
+        description = _export(logdir, outdir, checkpoint)
+    except ConfigError as error:
         command_line.exit_with(str(error))
     print(f'Exported {description["checkpoint"]} ({", ".join(description["formats"])}) '
           f'to {outdir}.')
+
+
+def _export(logdir, outdir, checkpoint):
+    """Export the run in `logdir` as the flags say; the description of what it wrote."""
+    from agents.scripts import registry
+    from agents.scripts import utility
+    from agents.scripts.serving import saved_policy
+
+    registry.import_modules(FLAGS.register)
+    config = utility.load_config(logdir)
+    return saved_policy.export(
+        config, logdir, outdir, utility.resolve_checkpoint(logdir, checkpoint), FLAGS.format,
+        FLAGS.force)
 
 
 def define_flags():

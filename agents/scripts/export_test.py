@@ -7,14 +7,15 @@ import sys
 
 import pytest
 
-from agents.scripts import tensorflow_log_test
+from agents.scripts import configs
 from agents.scripts import train
 from agents.scripts import utility
+from agents.scripts.cli import tensorflow_log_test
 from agents.tools import checkpoints
 
 
 def tiny_cartpole():
-    config = utility.load_config_function('cartpole')()
+    config = configs.cartpole()
     config.update(
         num_agents=2, eval_episodes=2, eval_every=64, max_length=30, steps=192,
         policy_layers=(8,), value_layers=(8,), update_epochs=1, minibatch_size=32)

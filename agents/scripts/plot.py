@@ -18,8 +18,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from agents.scripts import plotting
-from agents.scripts import tensorflow_log
+from agents.scripts.cli import tensorflow_log
+from agents.scripts.plotting import curves
 
 
 def main(argv):
@@ -30,11 +30,11 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)  # TensorBoard's reader logs every file it opens.
     out = FLAGS.out or os.path.join(FLAGS.logdir, 'plot.png')
     try:
-        curves = plotting.read_curves(FLAGS.logdir)
-        plotting.plot_curves(curves, out, FLAGS.title)
-    except (plotting.NoScoresError, ImportError) as error:
+        runs_by_label = curves.read_curves(FLAGS.logdir)
+        curves.plot_curves(runs_by_label, out, FLAGS.title)
+    except (curves.NoScoresError, ImportError) as error:
         sys.exit(f'Error: {error}')
-    for label, runs in curves.items():
+    for label, runs in runs_by_label.items():
         last = [scores[-1] for _, scores in runs]
         print(f'{label}: {len(runs)} run(s), last evaluation score {sum(last) / len(last):.1f}')
     print(f'Wrote {out}')

@@ -8,6 +8,10 @@ writes the run directory `<logdir>/<timestamp>-<config>/` with `config.yaml`,
 checkpoints, and TensorBoard summaries of the `train` and `eval` phases. The
 timestamp names the run, as in the original BatchPPO: `--timestamp=T` starts
 a new run `T-<config>`, or resumes the run of that name if it exists.
+
+The command checks its flags, and the name of a new run's config, before
+TensorFlow loads, which takes seconds: TensorFlow and the modules that import
+it are imported inside the functions that use them.
 """
 
 import contextlib
@@ -22,20 +26,13 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from agents.scripts import command_line
-from agents.scripts import interrupts
-from agents.scripts import lazy_import
-from agents.scripts import progress as progress_lib
-from agents.scripts import tensorflow_log
-
-# Loaded on first use, after the flags are parsed: a mistyped flag is reported
-# at once instead of after seconds of importing TensorFlow.
-tf = lazy_import.module('tensorflow')
-tools = lazy_import.module('agents.tools')
-environments = lazy_import.module('agents.scripts.environments')
-registry = lazy_import.module('agents.scripts.registry')
-utility = lazy_import.module('agents.scripts.utility')
-graph_errors = lazy_import.module('agents.tools.graph_errors')
+from agents.scripts.cli import command_line
+from agents.scripts.cli import config_names
+from agents.scripts.cli import interrupts
+from agents.scripts.cli import progress as progress_lib
+from agents.scripts.cli import tensorflow_log
+from agents.tools import graph_errors
+from agents.tools.schema import ConfigError
 
 
 def _add_phases(loop, graph, config):
@@ -100,6 +97,12 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
     Yields:
       `tools.loop.PhaseResult` of each training and evaluation phase.
     """
+    import tensorflow as tf
+
+    from agents import tools
+    from agents.scripts import environments
+    from agents.scripts import utility
+
     if not config.rollout_length and config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
@@ -156,8 +159,8 @@ def run_directory(logdir, config_name, timestamp=None):
       timestamp: Name of the run, or None for the current time.
 
     Raises:
-      utility.ConfigError: If no config is given and no run matches, or several
-        runs match.
+      ConfigError: If no config is given and no run matches, or several runs
+        match.
 
     Returns:
       Tuple of the run directory and whether to resume it.
@@ -172,13 +175,13 @@ def run_directory(logdir, config_name, timestamp=None):
         if os.path.isdir(path))
     if len(matches) > 1:
         names = ', '.join(os.path.basename(path) for path in matches)
-        raise utility.ConfigError(
+        raise ConfigError(
             f'Several runs in {logdir} have the timestamp {timestamp} ({names}); pass '
             f'--config to choose one.')
     if matches:
         return matches[0], True
     if not config_name:
-        raise utility.ConfigError(
+        raise ConfigError(
             f'No run {pattern} in {logdir} to resume; pass --config=NAME to start a new run '
             f'named {timestamp}.')
     return os.path.join(logdir, pattern), False
@@ -196,28 +199,56 @@ def safe_name(config_name):
 def main(argv):
     """Train as the flags say; exit with one line saying what to fix or what stopped it."""
     del argv  # Unused.
+    try:
+        check_config_name(FLAGS)
+    except ConfigError as error:
+        command_line.exit_with(str(error))
     tensorflow_log.import_quietly()
+    _run(FLAGS)
+
+
+def check_config_name(flag_values):
+    """Refuse a new run of a config that configs.py does not have, before TensorFlow loads.
+
+    Args:
+      flag_values: The parsed flags of `define_flags`.
+
+    Raises:
+      ConfigError: If the flags start a new run of a config that configs.py
+        does not have, or name no run to resume.
+    """
+    _, resume = run_directory(flag_values.logdir, flag_values.config, flag_values.timestamp)
+    if not resume:
+        config_names.check(flag_values.config)
+
+
+def _run(flag_values):
+    """Prepare and train the run of the flags; a failure or a stop ends it with one line."""
+    import tensorflow as tf
+
+    from agents.scripts import utility
+
     logging.set_verbosity(logging.INFO)
     logdir = config = None
     try:
         with interrupts.raised_on():
-            logdir, resume, config = prepare_run(FLAGS)
-            backend, backend_options = command_line.backend_from_flags(FLAGS)
+            logdir, resume, config = prepare_run(flag_values)
+            backend, backend_options = command_line.backend_from_flags(flag_values)
             with _removed_if_it_fails_without_checkpoint(logdir, not resume):
                 _train_with_progress(
                     config, logdir, backend, backend_options, resume,
-                    utility.resolve_checkpoint(logdir, FLAGS.checkpoint))
-    except utility.ConfigError as error:
+                    utility.resolve_checkpoint(logdir, flag_values.checkpoint))
+    except ConfigError as error:
         command_line.exit_with(str(error))
     except KeyboardInterrupt:  # interrupts.Interrupted, or a backend's wait stopped by it.
         stop = interrupts.Interrupted(interrupts.received_signal() or signal.SIGINT)
         command_line.exit_with(
-            f'Interrupted by {stop.signal.name}. {_describe_checkpoint(FLAGS.logdir, logdir)}',
-            stop.exit_code)
+            f'Interrupted by {stop.signal.name}. '
+            f'{_describe_checkpoint(flag_values.logdir, logdir)}', stop.exit_code)
     except tf.errors.OpError as error:
         if not graph_errors.is_environment_error(error):
             raise
-        command_line.exit_with(_describe_failure(error, config, FLAGS.logdir, logdir))
+        command_line.exit_with(_describe_failure(error, config, flag_values.logdir, logdir))
 
 
 def prepare_run(flag_values):
@@ -230,16 +261,19 @@ def prepare_run(flag_values):
       flag_values: The parsed flags of `define_flags`.
 
     Raises:
-      utility.ConfigError: Saying what to fix in the flags or the configuration.
+      ConfigError: Saying what to fix in the flags or the configuration.
 
     Returns:
       Tuple of the run directory, whether the run resumes, and the configuration.
     """
+    from agents.scripts import registry
+    from agents.scripts import utility
+
     registry.import_modules(flag_values.register)
     logdir, resume = run_directory(flag_values.logdir, flag_values.config, flag_values.timestamp)
     if flag_values.checkpoint:
         if not resume:
-            raise utility.ConfigError(
+            raise ConfigError(
                 f'--checkpoint resumes a run, but there is no run {logdir} to resume.')
         utility.resolve_checkpoint(logdir, flag_values.checkpoint)
     config = utility.load_config(logdir) if resume else utility.make_config(flag_values.config)
@@ -258,19 +292,21 @@ def _create_run_directory(logdir, config):
     """Create the directory of a new run holding its config.yaml; nothing is left if that fails.
 
     Raises:
-      utility.ConfigError: If the directory or the file cannot be written.
+      ConfigError: If the directory or the file cannot be written.
     """
+    from agents.scripts import utility
+
     try:
         os.makedirs(logdir)
     except OSError as error:
-        raise utility.ConfigError(
+        raise ConfigError(
             f'Cannot create the run directory {logdir}: {error.strerror}. Pass a --logdir '
             f'you can write to.') from None
     try:
         utility.save_config(config, logdir)
     except OSError as error:
         shutil.rmtree(logdir, ignore_errors=True)
-        raise utility.ConfigError(
+        raise ConfigError(
             f'Cannot write the config of the run to {logdir}: {error.strerror}.') from None
 
 
@@ -288,6 +324,8 @@ def _removed_if_it_fails_without_checkpoint(logdir, is_new):
     Yields:
       Nothing.
     """
+    import tensorflow as tf
+
     try:
         yield
     except BaseException:
@@ -298,6 +336,8 @@ def _removed_if_it_fails_without_checkpoint(logdir, is_new):
 
 def _train_with_progress(config, logdir, backend, backend_options, resume, checkpoint):
     """Train, showing the progress of the run from the results of its phases."""
+    import tensorflow as tf
+
     start_checkpoint = resume and (checkpoint or tf.train.latest_checkpoint(logdir))
     start = int(start_checkpoint.rsplit('-', 1)[1]) if start_checkpoint else 0
     progress = progress_lib.Progress(config.steps, start)
@@ -317,6 +357,8 @@ def _train_with_progress(config, logdir, backend, backend_options, resume, check
 
 def _describe_checkpoint(base_logdir, logdir):
     """Where the newest checkpoint of the run is, and the command that resumes it."""
+    import tensorflow as tf
+
     checkpoint = logdir and tf.train.latest_checkpoint(logdir)
     if not checkpoint:
         return 'The run had stored no checkpoint yet.'
@@ -346,10 +388,8 @@ FLAGS = flags.FLAGS
 
 def define_flags():
     """Define the command line flags; only when run as a script, so importing is free."""
-    flags.DEFINE_string('logdir', None, 'Base directory for the run directories.')
-    flags.DEFINE_string(
-        'config', None, 'Name of a config function in agents/scripts/configs.py, or '
-        'module:function for your own; a new run directory is named after it.')
+    command_line.define_run_flags(
+        'Base directory for the run directories.', 'Config of a new run, named after it')
     flags.DEFINE_string(
         'timestamp', None, 'Name of the run: a new one starts a run of that name, an '
         'existing one resumes that run from its newest checkpoint. Letters, digits, "." '

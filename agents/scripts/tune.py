@@ -15,7 +15,9 @@ at once, each in a worker process. At the end the command prints the table
 of trials and writes it to `trials.md` and `trials.json`, and writes the best
 trial as a config function to `best_config.py`.
 
-Optuna is an optional extra: `pip install -e .[tune]`.
+Optuna is an optional extra: `pip install -e .[tune]`. The command checks its
+flags and the config's name before TensorFlow and Optuna load: the modules
+that import them are imported inside the functions that use them.
 """
 
 import json
@@ -29,19 +31,11 @@ import uuid
 from absl import app
 from absl import flags
 
-from agents.scripts import command_line
-from agents.scripts import interrupts
-from agents.scripts import lazy_import
-from agents.scripts import tensorflow_log
+from agents.scripts.cli import command_line
+from agents.scripts.cli import config_names
+from agents.scripts.cli import interrupts
+from agents.scripts.cli import tensorflow_log
 from agents.tools.schema import ConfigError
-
-# Loaded after the flags are parsed: a mistyped flag is reported at once.
-registry = lazy_import.module('agents.scripts.registry')
-search_space = lazy_import.module('agents.scripts.search_space')
-tune_report = lazy_import.module('agents.scripts.tune_report')
-tune_study = lazy_import.module('agents.scripts.tune_study')
-tune_worker = lazy_import.module('agents.scripts.tune_worker')
-utility = lazy_import.module('agents.scripts.utility')
 
 
 def main(argv):
@@ -51,7 +45,21 @@ def main(argv):
     except ImportError:
         command_line.exit_with('The tune command needs Optuna: pip install -e .[tune]')
     del argv  # Unused: the command's flags are in FLAGS.
+    try:
+        config_names.check(FLAGS.config)
+    except ConfigError as error:
+        command_line.exit_with(str(error))
     tensorflow_log.import_quietly()
+    _tune()
+
+
+def _tune():
+    """Run the study of the flags; a failure or a stop ends it with one line."""
+    from agents.scripts import registry
+    from agents.scripts import utility
+    from agents.scripts.tuning import search_space
+    from agents.scripts.tuning import studies
+
     command = ' '.join(
         ['python -m agents.scripts.tune'] + [shlex.quote(arg) for arg in sys.argv[1:]])
     logdir = os.path.expanduser(FLAGS.logdir)
@@ -69,8 +77,8 @@ def main(argv):
                 space={dimension.key: dimension.spec() for dimension in dimensions},
                 sampler_seed=FLAGS.sampler_seed, command=command)
             _make_directory(logdir)
-            with tune_study.command_lock(logdir) as lock:
-                resumes = tune_study.create_or_check(logdir, settings)
+            with studies.command_lock(logdir) as lock:
+                resumes = studies.create_or_check(logdir, settings)
                 print(f'{"Resuming" if resumes else "Starting"} the study in {logdir}.',
                       flush=True)
                 try:
@@ -87,7 +95,7 @@ def main(argv):
 
 
 def _job(logdir):
-    """What the workers of this command do, as plain data (see `tune_worker.run`)."""
+    """What the workers of this command do, as plain data (see `tuning.worker.run`)."""
     backend, backend_options = command_line.backend_from_flags(FLAGS)
     return dict(
         logdir=logdir, command=uuid.uuid4().hex, trials=FLAGS.trials,
@@ -106,13 +114,15 @@ def _run(job, lock):
       ConfigError: If a worker process failed.
       KeyboardInterrupt: On Ctrl-C or SIGTERM, once every worker stopped.
     """
+    from agents.scripts.tuning import worker
+
     if FLAGS.jobs == 1:
-        tune_worker.run(job)
+        worker.run(job)
         return
     job = dict(job, parent=os.getpid())
     workers = [
         subprocess.Popen(
-            [sys.executable, '-m', 'agents.scripts.tune_worker', json.dumps(job)],
+            [sys.executable, '-m', 'agents.scripts.tuning.worker', json.dumps(job)],
             start_new_session=True, pass_fds=(lock,))
         for _ in range(FLAGS.jobs)]
     try:
@@ -142,8 +152,10 @@ def _make_directory(logdir):
 
 def _report(logdir, dimensions):
     """Print the table of trials and write it, with the best config, into the study directory."""
-    study = tune_study.open_study(logdir)
-    table, best = tune_report.write(logdir, study, dimensions)
+    from agents.scripts.tuning import report
+    from agents.scripts.tuning import studies
+
+    table, best = report.write(logdir, studies.open_study(logdir), dimensions)
     print(f'\nTrials of the study in {logdir} (also in trials.md and trials.json):\n\n{table}\n',
           flush=True)
     if best:
@@ -155,10 +167,8 @@ FLAGS = flags.FLAGS
 
 def define_flags():
     """Define the command line flags; only when run as a script, so importing is free."""
-    flags.DEFINE_string('logdir', None, 'Study directory: the study, its runs and its results.')
-    flags.DEFINE_string(
-        'config', None, 'Base config: a config function in agents/scripts/configs.py, or '
-        'module:function for your own.')
+    command_line.define_run_flags(
+        'Study directory: the study, its runs and its results.', 'Base config')
     flags.DEFINE_integer(
         'trials', None, 'Trials the study has when done, counting those of earlier commands.',
         lower_bound=1)

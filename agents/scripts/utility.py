@@ -1,6 +1,5 @@
 """Utilities for the training and visualization scripts."""
 
-import importlib
 import os
 import re
 
@@ -10,39 +9,13 @@ import tensorflow as tf
 
 from agents import tools
 from agents.scripts import config_schema
-from agents.scripts import configs
 from agents.scripts import environments
-from agents.scripts import interrupts
 from agents.scripts import registry
-from agents.scripts.command_line import ENV_BACKENDS
+from agents.scripts.cli import config_names
+from agents.scripts.cli import interrupts
+from agents.scripts.cli.command_line import ENV_BACKENDS
 from agents.tools import checkpoints
 from agents.tools.schema import ConfigError
-
-
-def load_config_function(name):
-    """Return the configuration function `name` from configs.py or `module:function`.
-
-    Raises:
-      ConfigError: If there is no such configuration.
-    """
-    if ':' in name:
-        module_name, function_name = name.split(':', 1)
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise ConfigError(f'Cannot import the module of config {name!r}: {error}') from None
-    else:
-        module, function_name = configs, name
-    function = getattr(module, function_name, None)
-    if not callable(function) or function_name.startswith('_'):
-        available = ', '.join(
-            each for each in dir(configs)
-            if not each.startswith('_') and callable(getattr(configs, each))
-            and getattr(getattr(configs, each), '__module__', '') == configs.__name__)
-        raise ConfigError(
-            f'Unknown config {name!r}. Choose one of: {available}; or pass '
-            f'--config=module:function for a config function of your own.')
-    return function
 
 
 def make_config(name, overrides=None):
@@ -56,7 +29,7 @@ def make_config(name, overrides=None):
     Raises:
       ConfigError: If there is no such configuration or it is invalid.
     """
-    values = load_config_function(name)()
+    values = config_names.find(name)()
     values.update(overrides or {})
     # A config function is code the user runs: like Gymnasium, an env id
     # `module:EnvId` imports its module, which registers the id.

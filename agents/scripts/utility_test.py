@@ -8,10 +8,10 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
-from agents.scripts import command_line
 from agents.scripts import environments
 from agents.scripts import networks
 from agents.scripts import utility
+from agents.scripts.cli import command_line
 
 
 def test_saved_config_loads_with_the_same_values_and_callables(tmp_path):
@@ -108,13 +108,6 @@ def test_missing_or_broken_config_gives_clear_errors(tmp_path):
     (tmp_path / 'config.yaml').write_text(VALID_YAML + 'stesp: 3\n')
     with pytest.raises(utility.ConfigError, match="unknown key 'stesp' .did you mean 'steps'"):
         utility.load_config(str(tmp_path))
-
-
-def test_unknown_config_names_the_available_ones():
-    with pytest.raises(utility.ConfigError, match='pendulum'):
-        utility.make_config('pendulm')
-    with pytest.raises(utility.ConfigError, match='Cannot import'):
-        utility.make_config('no_such_module:config')
 
 
 def test_config_function_from_a_user_module():

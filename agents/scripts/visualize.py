@@ -9,6 +9,10 @@ restores the newest checkpoint of the run (or `--checkpoint`), runs the mode of
 the policy (no exploration noise) for `--num_episodes` episodes, and writes one
 video `episode-<number>.mp4` per episode and `stats.json` with the return and
 length of each episode and their means.
+
+Environment workers import this module when it runs as the main one, so it
+imports TensorFlow, and the modules that do, inside the functions that use
+them.
 """
 
 import functools
@@ -26,16 +30,10 @@ import gymnasium as gym  # noqa: E402
 import imageio  # noqa: E402
 import numpy as np  # noqa: E402
 
-from agents.scripts import command_line  # noqa: E402
 from agents.scripts import environments  # noqa: E402
-from agents.scripts import lazy_import  # noqa: E402
-from agents.scripts import tensorflow_log  # noqa: E402
-
-# Loaded on first use: the worker processes, which import this module when it
-# runs as the main one, never load TensorFlow.
-tf = lazy_import.module('tensorflow')
-registry = lazy_import.module('agents.scripts.registry')
-utility = lazy_import.module('agents.scripts.utility')
+from agents.scripts.cli import command_line  # noqa: E402
+from agents.scripts.cli import tensorflow_log  # noqa: E402
+from agents.tools.schema import ConfigError  # noqa: E402
 
 _DEFAULT_FPS = 30
 
@@ -141,19 +139,23 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
       backend_options: Dict of options for the environment backend.
 
     Raises:
-      utility.ConfigError: If the run directory, its config or the checkpoint is
-        missing or cannot be used, or the backend cannot render.
+      ConfigError: If the run directory, its config or the checkpoint is missing
+        or cannot be used, or the backend cannot render.
       ValueError: If the numbers of agents or episodes are not positive.
 
     Returns:
       The statistics written to `stats.json`: a dict with the list `episodes`
       (episode, video, return, length) and `mean_return`, `mean_length`.
     """
+    import tensorflow as tf
+
+    from agents.scripts import utility
+
     for name, value in (('num_agents', num_agents), ('num_episodes', num_episodes)):
         if value < 1:
             raise ValueError(f'{name} must be at least 1, got {value}.')
     if env_backend == 'envpool':
-        raise utility.ConfigError(
+        raise ConfigError(
             'The envpool backend cannot render videos; visualize with another backend, '
             'such as --env_backend=parallel (the default).')
     config, checkpoint = _load_run(logdir, checkpoint)
@@ -184,16 +186,20 @@ def _load_run(logdir, checkpoint):
     """Return the config of the run and the checkpoint to restore, None for the newest.
 
     Raises:
-      utility.ConfigError: If the run directory, its config or the checkpoint is missing.
+      ConfigError: If the run directory, its config or the checkpoint is missing.
     """
+    import tensorflow as tf
+
+    from agents.scripts import utility
+
     if not os.path.isfile(os.path.join(logdir, 'config.yaml')):
-        raise utility.ConfigError(
+        raise ConfigError(
             f'No config.yaml in {logdir}: pass --logdir=the directory of one run, such as '
             f'<logdir>/<timestamp>-<config>.')
     config = utility.load_config(logdir)
     if checkpoint is None:
         if tf.train.latest_checkpoint(logdir) is None:
-            raise utility.ConfigError(
+            raise ConfigError(
                 f'No checkpoint in {logdir}: train the run until it stores one, or pass '
                 f'--checkpoint=<path prefix such as {logdir}/model.ckpt-1000>.')
     return config, utility.resolve_checkpoint(logdir, checkpoint)
@@ -236,9 +242,11 @@ def _write_stats(outdir, episodes):
 def main(argv):
     """Record the videos and statistics the flags ask for."""
     del argv  # Unused.
-    tensorflow_log.import_quietly()
+    tf = tensorflow_log.import_quietly()
     logging.set_verbosity(logging.INFO)
     tf.compat.v1.disable_eager_execution()
+    from agents.scripts import registry  # Once TensorFlow loaded quietly.
+
     try:
         registry.import_modules(FLAGS.register)
         visualize(
@@ -246,7 +254,7 @@ def main(argv):
             FLAGS.num_agents, FLAGS.num_episodes,
             FLAGS.checkpoint and os.path.expanduser(FLAGS.checkpoint),
             *command_line.backend_from_flags(FLAGS))
-    except utility.ConfigError as error:
+    except ConfigError as error:
         command_line.exit_with(str(error))
 
 

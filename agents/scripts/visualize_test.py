@@ -8,10 +8,10 @@ import sys
 import gymnasium as gym
 import pytest
 
-from agents.scripts import tensorflow_log_test
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
+from agents.scripts.cli import tensorflow_log_test
 
 
 def _train_tiny_run(logdir):

@@ -26,7 +26,7 @@ def test_tensorflow_loads_without_keras_and_keras_still_imports_after():
     installed = [name for name in ('keras', 'scipy', 'h5py') if importlib.util.find_spec(name)]
     program = (
         'import importlib, sys\n'
-        'from agents.scripts import tensorflow_log\n'
+        'from agents.scripts.cli import tensorflow_log\n'
         'tf = tensorflow_log.import_quietly()\n'
         'tf.compat.v1.disable_eager_execution()\n'
         'skipped = ("keras", "pandas", "matplotlib", "h5py", "scipy")\n'
@@ -106,7 +106,7 @@ def test_the_scripts_compile_with_xla_under_the_flag():
     # XLA stops the whole process on a flag it does not know, so compile for real.
     program = (
         'import os\n'
-        'from agents.scripts import tensorflow_log\n'
+        'from agents.scripts.cli import tensorflow_log\n'
         'tf = tensorflow_log.import_quietly()\n'
         'tf.compat.v1.disable_eager_execution()\n'
         'x = tf.compat.v1.placeholder(tf.float32, [2])\n'  # A constant would be folded.

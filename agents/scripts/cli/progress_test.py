@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from agents.scripts import progress
+from agents.scripts.cli import progress
 
 
 def test_plain_lines_without_a_terminal():
@@ -68,7 +68,7 @@ def test_log_records_print_above_the_line_only_on_a_terminal():
 # Runs in a process whose stderr is a terminal.
 TERMINAL_SCRIPT = """
 import logging, sys, time
-from agents.scripts import progress
+from agents.scripts.cli import progress
 handler = logging.StreamHandler(sys.stderr)
 logger = logging.getLogger('run')
 logger.addHandler(handler)

@@ -1,7 +1,7 @@
 """A worker of a tuning study: it takes trials from the study on disk and trains their runs.
 
 The tune command runs one worker in its own process, or `--jobs` workers as
-processes of this module (`python -m agents.scripts.tune_worker JOB`, JOB the
+processes of this module (`python -m agents.scripts.tuning.worker JOB`, JOB the
 JSON of `run`'s argument), all on one study in SQLite. A worker first takes a
 trial that an earlier command left unfinished (stopped by Ctrl-C, SIGTERM or
 a crash) and continues its runs from their checkpoints under the trial's own
@@ -14,6 +14,10 @@ reported to the trial at the multiples of the study's `report_every` steps,
 counted over its runs, and the pruner may stop the trial there. A trial's
 score is the mean over its seeds of the mean of each run's last `last_evals`
 evaluations.
+
+The environment workers of a trial's runs import this module when it runs as
+the main one, so it imports TensorFlow, and the modules that do, inside the
+functions that use them.
 """
 
 import contextlib
@@ -28,20 +32,12 @@ from absl import logging
 import numpy as np
 import optuna
 
-from agents.scripts import interrupts
-from agents.scripts import lazy_import
-from agents.scripts import search_space
-from agents.scripts import tensorflow_log
 from agents.scripts import train
-from agents.scripts import tune_study
+from agents.scripts.cli import interrupts
+from agents.scripts.cli import tensorflow_log
+from agents.scripts.tuning import studies
 from agents.tools import graph_errors
 from agents.tools.schema import ConfigError
-
-# Loaded on first use: the environment workers of a trial's runs, which import
-# this module when it runs as the main one, never load TensorFlow.
-tf = lazy_import.module('tensorflow')
-registry = lazy_import.module('agents.scripts.registry')
-utility = lazy_import.module('agents.scripts.utility')
 
 
 def run(job):
@@ -58,13 +54,16 @@ def run(job):
       KeyboardInterrupt: On Ctrl-C or SIGTERM, once the current run stored a
         checkpoint; the trial stays unfinished for the next command.
     """
+    from agents.scripts import registry
+    from agents.scripts.tuning import search_space
+
     registry.import_modules(job['register'])
     logging.set_verbosity(logging.WARNING)  # The study's lines, not each run's.
     pruner = optuna.pruners.MedianPruner(
         n_startup_trials=job['startup_trials'], n_warmup_steps=job['prune_after']
     ) if job['prune'] else optuna.pruners.NopPruner()
-    study = tune_study.open_study(job['logdir'], pruner=pruner)
-    settings = tune_study.settings_of(study)
+    study = studies.open_study(job['logdir'], pruner=pruner)
+    settings = studies.settings_of(study)
     dimensions = search_space.resolve(settings['space'], settings['config'])
     with interrupts.raised_on():
         while True:
@@ -103,7 +102,7 @@ def _next_trial(study, job, sampler_seed):
     """
     if job.get('parent') and os.getppid() != job['parent']:
         return None, None  # The command was killed: its workers stop after their trials.
-    with tune_study.trials_lock(job['logdir']):
+    with studies.trials_lock(job['logdir']):
         trials = study.get_trials(deepcopy=False)
         for frozen in trials:
             if (frozen.state == optuna.trial.TrialState.RUNNING and
@@ -134,6 +133,8 @@ def _sampler(startup_trials, seed):
 
 def _run_trial(study, trial, record, job, settings, dimensions):
     """Train the trial's runs and tell the study how it ended."""
+    import tensorflow as tf
+
     try:
         score = _train_trial(trial, record, job, settings, dimensions)
     except optuna.TrialPruned:
@@ -160,6 +161,8 @@ def _train_trial(trial, record, job, settings, dimensions):
     Raises:
       optuna.TrialPruned: If the pruner stops the trial after an evaluation.
     """
+    from agents.scripts import utility
+
     overrides = {dimension.key: dimension.sample(trial) for dimension in dimensions}
     overrides['steps'] = settings['steps']
     scores = []
@@ -224,6 +227,10 @@ def _prepare_run(base, config_name, timestamp, overrides):
     Returns:
       Tuple of the run directory and whether it resumes from a checkpoint.
     """
+    import tensorflow as tf
+
+    from agents.scripts import utility
+
     logdir, exists = train.run_directory(base, config_name, timestamp)
     if exists and tf.train.latest_checkpoint(logdir):
         return logdir, True

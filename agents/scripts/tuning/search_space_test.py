@@ -7,7 +7,7 @@ import optuna
 import pytest
 
 from agents.scripts import configs
-from agents.scripts import search_space
+from agents.scripts.tuning import search_space
 from agents.tools.schema import ConfigError
 
 
@@ -18,7 +18,8 @@ def kl_penalty():
     return config
 
 
-SPACES = os.path.join(os.path.dirname(__file__), '..', '..', 'benchmarks', 'tune_spaces')
+SPACES = os.path.join(
+    os.path.dirname(__file__), '..', '..', '..', 'benchmarks', 'tune_spaces')
 
 
 def test_default_space_searches_the_keys_the_config_uses():

@@ -22,14 +22,12 @@ import os
 
 import ruamel.yaml
 
-from agents.scripts import lazy_import
+from agents.scripts import config_schema
+from agents.scripts import registry
+from agents.scripts import utility
+from agents.scripts.cli import config_names
 from agents.tools import schema
 from agents.tools.schema import ConfigError
-
-# Loaded on first use: the tune command reads a space file before TensorFlow loads.
-config_schema = lazy_import.module('agents.scripts.config_schema')
-registry = lazy_import.module('agents.scripts.registry')
-utility = lazy_import.module('agents.scripts.utility')
 
 # The default space: the PPO keys that shape learning, over ranges around the
 # published settings of PPO on MuJoCo and classic control (rl-baselines3-zoo's
@@ -171,7 +169,7 @@ def resolve(specs, config_name, source=None):
                  if key not in _USED_WHEN or _USED_WHEN[key](base)}
         source = 'default search space'
     source = source or 'search space'
-    values = utility.load_config_function(config_name)()
+    values = config_names.find(config_name)()
     types = schema.key_types(config_schema.RunConfig, values, registry.REGISTRY)
     dimensions = []
     for key, spec in sorted(specs.items(), key=lambda item: str(item[0])):

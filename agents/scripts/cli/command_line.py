@@ -1,7 +1,7 @@
-"""The command line flags the scripts share, defined without importing TensorFlow.
+"""The command line flags the commands share, defined without importing TensorFlow.
 
-Train and visualize define these flags and parse them before TensorFlow
-loads, so a mistyped flag is reported at once.
+The commands define these flags and parse them before TensorFlow loads, so a
+mistyped flag is reported at once.
 """
 
 import sys
@@ -9,6 +9,19 @@ import sys
 from absl import flags
 
 ENV_BACKENDS = ('inprocess', 'process', 'parallel', 'ray', 'envpool')
+
+
+def define_run_flags(logdir_help, config_role):
+    """Define --logdir and --config, the flags of the commands that train (train, tune).
+
+    Args:
+      logdir_help: Help of --logdir: what the directory holds.
+      config_role: What the config is to the command, the start of --config's help.
+    """
+    flags.DEFINE_string('logdir', None, logdir_help)
+    flags.DEFINE_string(
+        'config', None, f'{config_role}: a config function in agents/scripts/configs.py, '
+        'such as pendulum, or module:function for your own.')
 
 
 def define_environment_flags():

@@ -15,7 +15,7 @@ import textwrap
 
 import optuna
 
-from agents.scripts import tune_study
+from agents.scripts.tuning import studies
 
 _STATES = {
     optuna.trial.TrialState.COMPLETE: 'complete',
@@ -86,7 +86,7 @@ def best_config(study, table):
     best = _best(table)
     if best is None:
         return None
-    settings = tune_study.settings_of(study)
+    settings = studies.settings_of(study)
     module, _, function = settings['config'].rpartition(':')
     call = f'{module}.{function}' if module else f'configs.{function}'
     importing = f'import {module}' if module else 'from agents.scripts import configs'
@@ -132,7 +132,7 @@ def write(logdir, study, dimensions):
     text = markdown(table, dimensions)
     _write_text(os.path.join(logdir, 'trials.md'), text + '\n')
     _write_text(os.path.join(logdir, 'trials.json'), json.dumps(dict(
-        settings=tune_study.settings_of(study), trials=table), indent=1) + '\n')
+        settings=studies.settings_of(study), trials=table), indent=1) + '\n')
     source = best_config(study, table)
     if source is None:
         return text, None

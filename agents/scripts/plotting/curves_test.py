@@ -1,15 +1,12 @@
 """Tests of reading evaluation scores from event files and plotting them."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.scripts import plotting
-from agents.scripts import tensorflow_log_test
+from agents.scripts.plotting import curves
 
 
 def write_scores(run_dir, steps, scores, tag='mean_score', suffix=''):
@@ -49,15 +46,15 @@ def write_tensor_scores(run_dir, steps, scores, tag):
 
 def test_read_scores_of_a_run(tmp_path):
     write_scores(str(tmp_path), [300, 100, 200], [3.0, 1.0, 2.5])
-    steps, scores = plotting.read_scores(str(tmp_path))
+    steps, scores = curves.read_scores(str(tmp_path))
     np.testing.assert_array_equal(steps, [100, 200, 300])
     np.testing.assert_allclose(scores, [1.0, 2.5, 3.0])
 
 
 def test_read_scores_prefers_the_first_tag_and_reads_tensor_summaries(tmp_path):
     write_scores(str(tmp_path), [10, 20], [-1.0, -2.0], tag='mean_score')
-    write_tensor_scores(str(tmp_path), [10, 20], [5.0, 6.0], tag=plotting.SCORE_TAGS[0])
-    steps, scores = plotting.read_scores(str(tmp_path))
+    write_tensor_scores(str(tmp_path), [10, 20], [5.0, 6.0], tag=curves.SCORE_TAGS[0])
+    steps, scores = curves.read_scores(str(tmp_path))
     np.testing.assert_array_equal(steps, [10, 20])
     np.testing.assert_allclose(scores, [5.0, 6.0])
 
@@ -66,15 +63,15 @@ def test_resumed_run_keeps_the_later_value_of_a_step(tmp_path):
     write_scores(str(tmp_path), [100, 200], [1.0, 2.0])
     # Resumed from step 100.
     write_scores(str(tmp_path), [200, 300], [20.0, 30.0], suffix='.resumed')
-    steps, scores = plotting.read_scores(str(tmp_path))
+    steps, scores = curves.read_scores(str(tmp_path))
     np.testing.assert_array_equal(steps, [100, 200, 300])
     np.testing.assert_allclose(scores, [1.0, 20.0, 30.0])
 
 
 def test_run_without_the_tag_is_a_clear_error(tmp_path):
     write_scores(str(tmp_path), [100], [1.0], tag='something_else')
-    with pytest.raises(plotting.NoScoresError, match='No evaluation score'):
-        plotting.read_scores(str(tmp_path))
+    with pytest.raises(curves.NoScoresError, match='No evaluation score'):
+        curves.read_scores(str(tmp_path))
 
 
 def test_read_curves_groups_runs_of_one_config(tmp_path):
@@ -82,18 +79,18 @@ def test_read_curves_groups_runs_of_one_config(tmp_path):
     write_scores(str(tmp_path / 'seed1-pendulum'), [100, 200], [3.0, 4.0])
     write_scores(str(tmp_path / '20260101T000000-cartpole'), [100], [9.0])
     os.makedirs(tmp_path / '20260102T000000-cartpole' / 'eval')  # No evaluation yet.
-    curves = plotting.read_curves(str(tmp_path))
-    assert sorted(curves) == ['cartpole', 'pendulum']
-    assert len(curves['pendulum']) == 2 and len(curves['cartpole']) == 1
+    runs_by_label = curves.read_curves(str(tmp_path))
+    assert sorted(runs_by_label) == ['cartpole', 'pendulum']
+    assert len(runs_by_label['pendulum']) == 2 and len(runs_by_label['cartpole']) == 1
     # A run directory itself is a log directory of one run.
-    assert list(plotting.read_curves(str(tmp_path / 'seed1-pendulum'))) == ['pendulum']
+    assert list(curves.read_curves(str(tmp_path / 'seed1-pendulum'))) == ['pendulum']
 
 
 def test_read_curves_of_a_directory_without_runs_is_a_clear_error(tmp_path):
-    with pytest.raises(plotting.NoScoresError, match='No run under'):
-        plotting.read_curves(str(tmp_path))
-    with pytest.raises(plotting.NoScoresError, match='No directory'):
-        plotting.read_curves(str(tmp_path / 'missing'))
+    with pytest.raises(curves.NoScoresError, match='No run under'):
+        curves.read_curves(str(tmp_path))
+    with pytest.raises(curves.NoScoresError, match='No directory'):
+        curves.read_curves(str(tmp_path / 'missing'))
 
 
 def test_aggregate_takes_mean_and_range_over_the_runs_that_reach_a_step():
@@ -101,7 +98,7 @@ def test_aggregate_takes_mean_and_range_over_the_runs_that_reach_a_step():
         (np.array([0, 100, 200]), np.array([0.0, 10.0, 20.0])),
         (np.array([0, 200]), np.array([2.0, 4.0])),     # Interpolated at 100.
         (np.array([0, 100]), np.array([-3.0, 1.0]))]    # Shorter run.
-    steps, mean, low, high = plotting.aggregate(runs)
+    steps, mean, low, high = curves.aggregate(runs)
     np.testing.assert_array_equal(steps, [0, 100, 200])
     np.testing.assert_allclose(mean, [-1 / 3, 14 / 3, 12.0])
     np.testing.assert_allclose(low, [-3.0, 1.0, 4.0])
@@ -110,32 +107,13 @@ def test_aggregate_takes_mean_and_range_over_the_runs_that_reach_a_step():
 
 def test_plot_curves_draws_each_label_with_its_band(tmp_path):
     from matplotlib import image
-    curves = {
+    runs_by_label = {
         'low': [(np.array([0, 100]), np.array([0.0, 1.0])),
                 (np.array([0, 100]), np.array([1.0, 2.0]))],
         'high': [(np.array([0, 100]), np.array([5.0, 6.0]))]}
-    path = plotting.plot_curves(curves, str(tmp_path / 'plots' / 'curves.png'), 'Title')
+    path = curves.plot_curves(runs_by_label, str(tmp_path / 'plots' / 'curves.png'), 'Title')
     pixels = image.imread(path)
     assert pixels.shape[:2] == (420, 700)
     # The default colours of the first two lines appear: blue and orange.
     colours = {tuple(np.round(pixel[:3] * 255).astype(int)) for pixel in pixels.reshape(-1, 4)}
     assert (31, 119, 180) in colours and (255, 127, 14) in colours
-
-
-def test_command_line_writes_a_png_of_the_runs(tmp_path):
-    for seed, offset in enumerate([0.0, 2.0]):
-        write_scores(str(tmp_path / f'seed{seed}-pendulum'), [100, 200], [offset, offset + 1])
-    environ = dict(os.environ, PYTHONPATH=os.getcwd())
-    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)  # TensorFlow's log at its default level.
-    result = subprocess.run(
-        [sys.executable, '-m', 'agents.scripts.plot', f'--logdir={tmp_path}'],
-        capture_output=True, text=True, env=environ, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    tensorflow_log_test.assert_quiet(result.stderr)
-    assert 'pendulum: 2 run(s), last evaluation score 2.0' in result.stdout
-    assert os.path.getsize(tmp_path / 'plot.png') > 1000
-    result = subprocess.run(
-        [sys.executable, '-m', 'agents.scripts.plot', f'--logdir={tmp_path / "missing"}'],
-        capture_output=True, text=True, env=environ, timeout=120)
-    assert result.returncode != 0
-    assert result.stderr.strip().splitlines()[-1].startswith('Error: No directory')

@@ -14,9 +14,9 @@ import tensorflow as tf
 from agents.scripts import configs
 from agents.scripts import environments
 from agents.scripts import networks
-from agents.scripts import serving
 from agents.scripts import train
 from agents.scripts import utility
+from agents.scripts.serving import saved_policy
 from agents.tools.schema import ConfigError
 
 _TINY = dict(
@@ -52,7 +52,7 @@ def run(request, tmp_path_factory):
     config = utility.make_config(f'{__name__}:{request.param.__name__}')
     utility.save_config(config, logdir)
     list(train.train(config, logdir, 'inprocess'))
-    serving.export(config, logdir, outdir)
+    saved_policy.export(config, logdir, outdir)
     return config, logdir, outdir
 
 
@@ -184,9 +184,9 @@ def test_exported_actions_are_the_trainers_mode_in_environment_units(run, tmp_pa
         assert np.all(env.action_space.low <= acted['sample'])
         assert np.all(acted['sample'] <= env.action_space.high)
         assert not np.allclose(acted['sample'], exported)
-    if serving.is_recurrent(config):
+    if saved_policy.is_recurrent(config):
         assert 'tflite' not in acted
-        assert not os.path.exists(os.path.join(outdir, serving.TFLITE_FILE))
+        assert not os.path.exists(os.path.join(outdir, saved_policy.TFLITE_FILE))
     else:
         assert acted['tflite'].dtype == exported.dtype
         np.testing.assert_allclose(acted['tflite'], exported, rtol=0, atol=1e-4)
@@ -194,17 +194,17 @@ def test_exported_actions_are_the_trainers_mode_in_environment_units(run, tmp_pa
 
 def test_export_json_describes_the_checkpoint_and_signatures(run):
     config, logdir, outdir = run
-    with open(os.path.join(outdir, serving.METADATA_FILE)) as file_:
+    with open(os.path.join(outdir, saved_policy.METADATA_FILE)) as file_:
         description = json.load(file_)
     assert description['checkpoint'] == tf.train.latest_checkpoint(logdir)
     assert description['step'] == config.steps and description['env'] == config.env
     signatures = description['signatures']
     names = {'serving_default', 'sample'} | (
-        {'initial_state'} if serving.is_recurrent(config) else set())
+        {'initial_state'} if saved_policy.is_recurrent(config) else set())
     assert set(signatures) == names
     inputs = signatures['serving_default']['inputs']
     assert inputs['observ']['shape'] == [None, *gym.make(config.env).observation_space.shape]
-    if serving.is_recurrent(config):
+    if saved_policy.is_recurrent(config):
         assert inputs['state']['shape'] == [None, config.policy_layers[-1]]
         assert signatures['initial_state']['inputs'] == {
             'batch_size': {'dtype': 'int32', 'shape': []}}
@@ -228,5 +228,5 @@ def test_a_run_that_cannot_be_exported_is_refused_and_leaves_nothing(
     with config.unlocked():
         config.update(changes)
     with pytest.raises(ConfigError, match=message):
-        serving.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=formats)
+        saved_policy.export(config, str(tmp_path), str(tmp_path / 'policy'), formats=formats)
     assert os.listdir(tmp_path) == []

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from agents.scripts import tensorflow_log
+from agents.scripts.cli import tensorflow_log
 
 # What TensorFlow 2.21 prints while it loads, before absl's log is initialized,
 # with a line of each other severity, a fatal error and a line of Python's.

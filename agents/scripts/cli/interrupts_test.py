@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agents.scripts import interrupts
+from agents.scripts.cli import interrupts
 from agents.tools.envs import errors
 from agents.tools.envs import waiting
 

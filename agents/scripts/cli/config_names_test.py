@@ -1,0 +1,52 @@
+"""Tests of finding config functions by name, without TensorFlow."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agents.scripts import configs
+from agents.scripts.cli import config_names
+from agents.tools.schema import ConfigError
+
+
+def test_unknown_config_names_the_shipped_tasks_in_one_line():
+    with pytest.raises(ConfigError) as error:
+        config_names.find('pendulm')
+    assert str(error.value) == (
+        "Unknown config 'pendulm'. Choose one of: ant, cartpole, cartpole_novel, cheetah, "
+        'hopper, humanoid, pendulum, pendulum_novel, reacher, walker; or pass '
+        '--config=module:function for a config function of your own.')
+    with pytest.raises(ConfigError, match='Unknown config'):
+        config_names.find('_mujoco')  # Private helpers are no configs.
+
+
+def test_default_is_found_for_configs_of_your_own_but_not_offered():
+    assert config_names.find('default') is configs.default
+    assert 'default' not in config_names.shipped()
+    assert 'pendulum' in config_names.shipped()
+
+
+def test_config_functions_of_your_own_are_found_by_module_and_function():
+    assert config_names.find('agents.scripts.configs:cartpole') is configs.cartpole
+    with pytest.raises(ConfigError, match="Cannot import the module of config 'no_such_module"):
+        config_names.find('no_such_module:config')
+    with pytest.raises(ConfigError, match="Unknown config 'agents.scripts.configs:nothing'"):
+        config_names.find('agents.scripts.configs:nothing')
+
+
+def test_check_refuses_unknown_names_and_leaves_modules_of_your_own_unimported():
+    with pytest.raises(ConfigError, match="Unknown config 'nosuch'"):
+        config_names.check('nosuch')
+    config_names.check('pendulum')
+    config_names.check('no_such_module:config')  # Imported when the config is made.
+
+
+def test_finding_a_config_loads_no_tensorflow():
+    result = subprocess.run(
+        [sys.executable, '-c',
+         'import sys; from agents.scripts.cli import config_names; '
+         'config_names.find("pendulum"); assert "tensorflow" not in sys.modules'],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 0, result.stderr

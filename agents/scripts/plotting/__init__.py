@@ -1,0 +1,1 @@
+"""Learning curves read from training runs and drawn (the plot command, the learning benchmark)."""
