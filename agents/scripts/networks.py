@@ -10,14 +10,26 @@ ones loop over time only for their GRU's recurrence. Feed-forward cells carry
 a one-unit dummy state, so that every network has the same interface.
 
 The entry functions `feed_forward_gaussian`, `recurrent_gaussian`,
-`feed_forward_categorical` and `recurrent_categorical` take `(config,
-action_space, observations, length, state=None, reset=None)` and return a
-`NetworkOutput`. `reset` marks the steps `[batch, time]` at which an episode
-begins inside a sequence: a recurrent cell starts those steps from the zero
-state, so a sequence may span several episodes. They create their variables
-with `tf.compat.v1.get_variable` under the current variable scope; wrap them
-in `tf.compat.v1.make_template` (or a reusing variable scope) to share
-weights between calls.
+`feed_forward_categorical` and `recurrent_categorical` return a
+`NetworkOutput` and take:
+
+- `config`: dict or attribute-style config with the keys of `NetworkConfig`
+  (`policy_layers`, `value_layers`, `init_output_factor`, and for Gaussian
+  policies `init_std` and `bounded_mean`; `activation`).
+- `action_space`: a one-dimensional `gymnasium.spaces.Box` for Gaussian
+  policies, a `gymnasium.spaces.Discrete` starting at 0 for categorical ones.
+- `observations`: tensor `[batch, time, ...]`; each step is flattened.
+- `length`: integer tensor `[batch]` of valid steps, or None for all.
+- `state`: optional initial state, zeros if None; for recurrent networks the
+  GRU state `[batch, policy_layers[-1]]`.
+- `reset`: optional boolean `[batch, time]`, true where an episode begins
+  inside a sequence: a recurrent cell starts that step from the zero state, so
+  a sequence may span several episodes. Feed-forward networks keep no state
+  between steps and ignore it.
+
+They create their variables with `tf.compat.v1.get_variable` under the
+current variable scope; wrap them in `tf.compat.v1.make_template` (or a
+reusing variable scope) to share weights between calls.
 """
 
 import collections
@@ -381,14 +393,7 @@ class RecurrentCategorical(_GRUPolicy, FeedForwardCategorical):
 def feed_forward_gaussian(config, action_space, observations, length, state=None, reset=None):
     """Feed-forward Gaussian policy and value network for a Box action space.
 
-    Args:
-      config: Dict or attribute-style config with `policy_layers`,
-        `value_layers`, `init_std` and `init_output_factor`.
-      action_space: One-dimensional `gymnasium.spaces.Box`.
-      observations: Tensor `[batch, time, ...]`; each step is flattened.
-      length: Integer tensor `[batch]` of valid steps, or None for all.
-      state: Optional initial state; zeros if None.
-      reset: Unused; feed-forward networks keep no state between steps.
+    Takes the arguments of the entry functions (see the module docstring).
 
     Returns:
       `NetworkOutput` whose policy is a `DiagonalGaussian`.
@@ -400,15 +405,7 @@ def feed_forward_gaussian(config, action_space, observations, length, state=None
 def recurrent_gaussian(config, action_space, observations, length, state=None, reset=None):
     """Recurrent Gaussian policy and value network (see `RecurrentGaussian`).
 
-    Args:
-      config: Dict or attribute-style config with `policy_layers`,
-        `value_layers`, `init_std` and `init_output_factor`.
-      action_space: One-dimensional `gymnasium.spaces.Box`.
-      observations: Tensor `[batch, time, ...]`; each step is flattened.
-      length: Integer tensor `[batch]` of valid steps, or None for all.
-      state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
-      reset: Optional boolean `[batch, time]`, true where an episode begins: the
-        GRU starts that step from the zero state.
+    Takes the arguments of the entry functions (see the module docstring).
 
     Returns:
       `NetworkOutput` whose policy is a `DiagonalGaussian`.
@@ -421,14 +418,7 @@ def feed_forward_categorical(
         config, action_space, observations, length, state=None, reset=None):
     """Feed-forward categorical policy and value network for a Discrete action space.
 
-    Args:
-      config: Dict or attribute-style config with `policy_layers`,
-        `value_layers` and `init_output_factor`.
-      action_space: `gymnasium.spaces.Discrete` starting at 0.
-      observations: Tensor `[batch, time, ...]`; each step is flattened.
-      length: Integer tensor `[batch]` of valid steps, or None for all.
-      state: Optional initial state; zeros if None.
-      reset: Unused; feed-forward networks keep no state between steps.
+    Takes the arguments of the entry functions (see the module docstring).
 
     Returns:
       `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
@@ -440,15 +430,7 @@ def feed_forward_categorical(
 def recurrent_categorical(config, action_space, observations, length, state=None, reset=None):
     """Recurrent categorical policy and value network (see `RecurrentCategorical`).
 
-    Args:
-      config: Dict or attribute-style config with `policy_layers`,
-        `value_layers` and `init_output_factor`.
-      action_space: `gymnasium.spaces.Discrete` starting at 0.
-      observations: Tensor `[batch, time, ...]`; each step is flattened.
-      length: Integer tensor `[batch]` of valid steps, or None for all.
-      state: Optional initial GRU state `[batch, policy_layers[-1]]`; zeros if None.
-      reset: Optional boolean `[batch, time]`, true where an episode begins: the
-        GRU starts that step from the zero state.
+    Takes the arguments of the entry functions (see the module docstring).
 
     Returns:
       `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
