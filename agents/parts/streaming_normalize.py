@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from agents.tools.batch_shape import as_batch
+
 
 class StreamingNormalize:
     """Centres and scales values by statistics of all values seen so far.
@@ -81,13 +83,7 @@ class StreamingNormalize:
           ValueError: If the value's shape does not fit the template.
         """
         with tf.name_scope(f'{self._name}/update'):
-            value = tf.cast(value, tf.float32)
-            if value.shape.rank == self._shape.rank:
-                value = value[None]
-            if not value.shape[1:].is_compatible_with(self._shape):
-                raise ValueError(
-                    f'StreamingNormalize of shape {self._shape} cannot take values of shape '
-                    f'{value.shape}; expected [batch, *{self._shape.as_list()}].')
+            value = as_batch(tf.cast(value, tf.float32), self._shape, 'StreamingNormalize')
             old_count = tf.cast(self._count, tf.float32)
             batch_count = tf.cast(tf.shape(value)[0], tf.float32)
             new_count = tf.maximum(old_count + batch_count, 1.0)

@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from agents.tools.batch_shape import as_batch
+
 
 class StreamingMean:
     """Mean of batches of values submitted over many `session.run` calls.
@@ -51,13 +53,8 @@ class StreamingMean:
           ValueError: If the value's shape does not fit the mean's shape.
         """
         with tf.name_scope(f'{self._name}/submit'):
-            value = tf.convert_to_tensor(value, self._dtype)
-            if value.shape.rank == self._shape.rank:
-                value = value[None]
-            if not value.shape[1:].is_compatible_with(self._shape):
-                raise ValueError(
-                    f'StreamingMean of shape {self._shape} cannot take values of shape '
-                    f'{value.shape}; expected [batch, *{self._shape.as_list()}].')
+            value = as_batch(
+                tf.convert_to_tensor(value, self._dtype), self._shape, 'StreamingMean')
             return tf.group(
                 self._sum.assign_add(tf.reduce_sum(value, 0)),
                 self._count.assign_add(tf.shape(value)[0]))
