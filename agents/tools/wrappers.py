@@ -7,25 +7,28 @@ environments written for the old Gym API. All are `gymnasium.Wrapper`
 subclasses (except `GymToGymnasium`, which wraps objects that are not Gymnasium
 environments) and can be stacked in any order.
 
-Environment hosting lives in `agents.tools.envs`; its process classes are also
-importable from here, where the original BatchPPO kept them.
+Environment hosting lives in `agents.tools.envs`. `ExternalProcess` and the
+errors it raises are also reached from here, where the original BatchPPO kept
+it: `agents.tools.wrappers.ExternalProcess` loads it from `agents.tools.envs`
+on first access.
 
 This module is pure Python: it does not import TensorFlow.
 """
 
 import copy
+import importlib
 import math
 
 import gymnasium
 import numpy as np
 
-# The original's import paths: `wrappers.ExternalProcess` and its errors.
-from agents.tools.envs.errors import WorkerDiedError  # noqa: F401
-from agents.tools.envs.errors import WorkerError  # noqa: F401
-from agents.tools.envs.process import ExternalProcess  # noqa: F401
-from agents.tools.envs.remote import RemoteEnvironment  # noqa: F401
-from agents.tools.envs.remote import Request  # noqa: F401
-from agents.tools.envs.remote import serve_request  # noqa: F401
+# The original's import path `wrappers.ExternalProcess`, and the errors it
+# raises, each mapped to the module of `agents.tools.envs` that defines it.
+_HOSTING = {
+    'ExternalProcess': 'agents.tools.envs.process',
+    'WorkerDiedError': 'agents.tools.envs.errors',
+    'WorkerError': 'agents.tools.envs.errors',
+}
 
 # The 32-bit dtypes `ConvertTo32Bit` converts 64-bit observations to.
 _32_BIT_DTYPES = {
@@ -657,3 +660,10 @@ def _to_gymnasium_space(space):
         return spaces.Dict(
             [(key, _to_gymnasium_space(inner)) for key, inner in space.spaces.items()])
     raise TypeError(f'GymToGymnasium cannot convert the space {space!r} to a Gymnasium space.')
+
+
+def __getattr__(name):
+    """Load `ExternalProcess` and its errors from `agents.tools.envs` on first access."""
+    if name not in _HOSTING:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    return getattr(importlib.import_module(_HOSTING[name]), name)

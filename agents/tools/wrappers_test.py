@@ -415,3 +415,14 @@ def test_mask_observation_refuses_what_it_cannot_hide(space, indices, message):
     env.observation_space = space
     with pytest.raises(ValueError, match=message):
         wrappers.MaskObservation(env, indices)
+
+
+def test_the_original_path_of_external_process_and_its_errors_still_works():
+    from agents.tools.envs import errors
+    from agents.tools.envs import process
+    from agents.tools.wrappers import ExternalProcess
+    assert ExternalProcess is wrappers.ExternalProcess is process.ExternalProcess
+    assert wrappers.WorkerError is errors.WorkerError
+    assert wrappers.WorkerDiedError is errors.WorkerDiedError
+    with pytest.raises(AttributeError, match="has no attribute 'RemoteEnvironment'"):
+        wrappers.RemoteEnvironment  # Hosting lives in agents.tools.envs.

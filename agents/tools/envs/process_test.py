@@ -191,7 +191,3 @@ def test_process_batch_closes_itself_when_a_worker_dies():
     assert batch.closed
     assert testing.wait_until_gone(pids)
 
-
-def test_original_import_path_of_external_process():
-    assert wrappers.ExternalProcess is process.ExternalProcess
-    assert wrappers.WorkerError is errors.WorkerError
