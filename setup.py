@@ -43,7 +43,7 @@ setuptools.setup(
         # The envpool backend: envpool's C++ pool steps the tasks it ships.
         'envpool': ['envpool>=1.2'],
         'plot': ['matplotlib'],
-        # SB3VecEnv, the Stable-Baselines3 face of the batch environments.
+        # SB3VecEnv, the Stable-Baselines3 adapter of the batch environments.
         'sb3': ['stable-baselines3>=2.0'],
         # The tune command's studies: TPE sampling, pruning, storage in SQLite.
         'tune': ['optuna>=3'],

@@ -1,10 +1,10 @@
 """Tools for batched reinforcement learning: environments, in-graph stepping, loops.
 
 Environment hosting (`BatchEnv`, `ParallelBatchEnv` and the other backends of
-`envs`, and `VectorEnv`, their Gymnasium face), the `wrappers`, `nested`,
+`envs`, and `VectorEnv`, their Gymnasium adapter), the `wrappers`, `nested`,
 `AttrDict` and `MockEnvironment` are pure Python: importing them does not
 import TensorFlow, so code that never builds a graph, and every worker
-process, stays lean. `SB3VecEnv`, the Stable-Baselines3 face, is loaded on
+process, stays lean. `SB3VecEnv`, the Stable-Baselines3 adapter, is loaded on
 first access, with SB3. The graph tools (`InGraphBatchEnv`,
 `simulate`, `Loop`, ...) import TensorFlow and are loaded on first access, all
 together. Reach them through this package (`tools.simulate`); importing one of

@@ -2,7 +2,7 @@
 
 `BaseBatchEnv.apply(function, *args)` runs `function(env, *args)` on each
 environment in the process that hosts it. The functions here are what the
-batch's `call` and the Gymnasium and SB3 faces run that way: module-level, so
+batch's `call` and the Gymnasium and SB3 adapters run that way: module-level, so
 workers import them by reference, and free of TensorFlow and SB3, so workers
 stay lean. Names are looked up through Gymnasium wrappers, as Gymnasium's and
 SB3's own vector environments look them up.
@@ -71,7 +71,7 @@ def is_wrapped(env, wrapper_name):
 
     The class is given by name so that checking for, say, SB3's `Monitor`
     does not import SB3 into a worker whose environment does not use it.
-    Wrappers the faces add themselves (see `_user_env`) do not count.
+    Wrappers the adapters add themselves (see `_user_env`) do not count.
 
     Args:
       env: The environment.
@@ -97,7 +97,7 @@ def identity(env):
 
 
 def _user_env(env):
-    """The environment as its constructor built it, inside the wrappers the faces add.
+    """The environment as its constructor built it, inside the wrappers the adapters add.
 
     Those wrappers (marked `internal_wrapper`) are outermost; reading, setting
     and calling attributes, and checking for wrappers, start below them.

@@ -28,7 +28,7 @@ def backend(request):
     """A `Backend` variant of `testing.BACKEND_VARIANTS` with its name and options.
 
     Checks that no worker process is left once the test closed what it built.
-    On Ray, whose actors take seconds to start, the tests of the faces are
+    On Ray, whose actors take seconds to start, the tests of the adapters are
     marked slow: the contract suite and `ray_test` check that backend by default.
     """
     name, options = testing.BACKEND_VARIANTS[request.param]
@@ -41,7 +41,7 @@ def backend(request):
 
 @pytest.fixture
 def build_on_backend(backend):
-    """Function `make(cls, env_fns, **options)` building `cls` (a face) on the backend.
+    """Function `make(cls, env_fns, **options)` building `cls` (an adapter) on the backend.
 
     What it built is closed after the test.
     """

@@ -50,7 +50,7 @@ class BaseBatchEnv:
     `apply(function, *args, indices)` runs `function(env, *args)` on each
     environment at `indices` where it runs and returns the results; `call`
     calls a method (or reads an attribute) of every environment with it. The
-    faces built on the batch (`vector_env`, `sb3_vec_env`) read, set and call
+    adapters built on the batch (`vector_env`, `sb3_vec_env`) read, set and call
     attributes of single environments this way.
 
     Values of spaces without a fixed shape and dtype (Graph, Sequence, Text,
@@ -130,7 +130,7 @@ class BaseBatchEnv:
         self.close()
 
     def environments(self):
-        """List of the environments, as faces that stand in for a list of them give it.
+        """List of the environments, as adapters that stand in for a list of them give it.
 
         The environments themselves where they run in this process (inprocess);
         elsewhere what `batch[i]` gives: handles or views that read their
@@ -323,7 +323,7 @@ class BaseBatchEnv:
 
         Each as the environment returned it (a Python number, an array of its
         own dtype), where the batch holds it converted to the space's dtype.
-        The faces give these as last observations of ended episodes, as the
+        The adapters give these as last observations of ended episodes, as the
         peers do.
 
         Returns:

@@ -19,7 +19,7 @@ from agents.tools.envs import testing
 from agents.tools.envs import waiting
 
 # Backend (and variant) -> function of the constructors building the batch: the
-# variants the faces are tested on, and envpool.
+# variants the adapters are tested on, and envpool.
 _BACKENDS = {
     variant: functools.partial(envs.BACKENDS[name], **options)
     for variant, (name, options) in testing.BACKEND_VARIANTS.items()}

@@ -3,7 +3,7 @@
 The shared-memory `parallel` backend keeps observations only in a batch of the
 space's dtype, where Gymnasium's and SB3's vector environments hand out the
 object the environment returned (a Python int for a Discrete space, float64
-for a float32 Box). The faces build their environments in `KeepFinal` on that
+for a float32 Box). The adapters build their environments in `KeepFinal` on that
 backend, which adds that object to the info of the step that ended the
 episode; `pop` takes it out again before the info reaches the user.
 """
@@ -12,7 +12,7 @@ import functools
 
 import gymnasium
 
-# The info key holding the final observation between a worker and a face.
+# The info key holding the final observation between a worker and an adapter.
 KEY = 'agents.final_observation'
 
 

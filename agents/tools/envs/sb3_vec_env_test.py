@@ -1,4 +1,4 @@
-"""The SB3 face (`SB3VecEnv`) against Stable-Baselines3's DummyVecEnv, on every backend."""
+"""The SB3 adapter (`SB3VecEnv`) against Stable-Baselines3's DummyVecEnv, on every backend."""
 
 import functools
 import subprocess
@@ -11,7 +11,7 @@ import pytest
 from agents.tools.envs import testing
 
 stable_baselines3 = pytest.importorskip(
-    'stable_baselines3', reason="pip install -e '.[sb3]' to test the SB3 face.")
+    'stable_baselines3', reason="pip install -e '.[sb3]' to test the SB3 adapter.")
 # pylint: disable=wrong-import-position
 from stable_baselines3.common.monitor import Monitor  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
@@ -199,7 +199,7 @@ def test_ppo_learns_exactly_as_on_dummy_vec_env(backend):
 
 def test_import_needs_no_tensorflow():
     # SB3 imports TensorBoard, which imports TensorFlow when it is installed;
-    # with TensorFlow hidden, the face must still import and step.
+    # with TensorFlow hidden, the adapter must still import and step.
     code = (
         'import sys\n'
         'class HideTensorFlow:\n'

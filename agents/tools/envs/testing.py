@@ -254,7 +254,7 @@ class OwnPoolEnv(gymnasium.Env):
     The envpool backend seeds each environment with its constructor's seed, so
     a pool of one environment built from that constructor steps exactly as
     the environment does in the larger pool. Gymnasium's `SyncVectorEnv` and
-    SB3's `DummyVecEnv` of these are references for the faces on envpool,
+    SB3's `DummyVecEnv` of these are references for the adapters on envpool,
     whose initial states differ from Gymnasium's own tasks'. envpool's
     `env_id` info is `index`, as in the larger pool.
     """

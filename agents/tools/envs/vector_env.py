@@ -435,7 +435,7 @@ class _ShapeAndDtypeSpace(gymnasium.Wrapper):
     Environments whose observation spaces differ in bounds only (SyncVectorEnv's
     observation mode 'different') show the backend equal spaces this way, and
     the backend batches them as it batches equal ones. The backends read the
-    spaces through it, so it is not marked as the faces' own wrapper (see
+    spaces through it, so it is not marked as the adapters' own wrapper (see
     `access`).
     """
 

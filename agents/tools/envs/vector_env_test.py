@@ -1,4 +1,4 @@
-"""The Gymnasium face (`VectorEnv`) against Gymnasium's SyncVectorEnv, on every backend."""
+"""The Gymnasium adapter (`VectorEnv`) against Gymnasium's SyncVectorEnv, on every backend."""
 
 import functools
 import subprocess
@@ -292,6 +292,6 @@ def test_importing_the_face_does_not_import_tensorflow():
         'import sys\n'
         'from agents.tools import VectorEnv\n'
         'import agents.tools.envs.vector_env\n'
-        'assert "tensorflow" not in sys.modules, "the Gymnasium face imported TensorFlow"\n'
-        'assert "stable_baselines3" not in sys.modules, "the Gymnasium face imported SB3"\n')
+        'assert "tensorflow" not in sys.modules, "the Gymnasium adapter imported TensorFlow"\n'
+        'assert "stable_baselines3" not in sys.modules, "the Gymnasium adapter imported SB3"\n')
     subprocess.run([sys.executable, '-c', code], check=True, cwd=testing.REPOSITORY)

@@ -12,16 +12,16 @@ Three parts (`--parts`, all by default):
   `SubprocVecEnv` and `SB3VecEnv`.
 - `overhead`: raw env-steps/s of `VectorEnv` (and `SB3VecEnv`) against the
   same backend stepped directly (stepping and resetting ended episodes), with
-  Gymnasium's `SyncVectorEnv` for reference; the faces should lose at most 10%.
+  Gymnasium's `SyncVectorEnv` for reference; the adapters should lose at most 10%.
 
 Usage:
-  python benchmarks/faces.py [--parts curve,cheetah,overhead] [--quick]
-      [--curve_steps 50000] [--cheetah_steps 50000] [--outdir benchmarks/results/faces]
+  python benchmarks/adapters.py [--parts curve,cheetah,overhead] [--quick]
+      [--curve_steps 50000] [--cheetah_steps 50000] [--outdir benchmarks/results/adapters]
 
-Writes faces.json and faces.md to benchmarks/results/faces/ (or --outdir); the parts
-run replace theirs in those files and the others' results stay, each part with
-its command, date and load. PyTorch runs on one thread in every run, so
-environment workers get the other core.
+Writes adapters.json and adapters.md to benchmarks/results/adapters/ (or
+--outdir); the parts run replace theirs in those files and the others' results
+stay, each part with its command, date and load. PyTorch runs on one thread in
+every run, so environment workers get the other core.
 """
 
 import argparse
@@ -170,8 +170,8 @@ class Direct:
             self.env.reset(ended)
 
 
-class Face:
-    """A face (VectorEnv, SB3VecEnv) or Gymnasium's SyncVectorEnv, stepped as is."""
+class Adapter:
+    """An adapter (VectorEnv, SB3VecEnv) or Gymnasium's SyncVectorEnv, stepped as is."""
 
     def __init__(self, env):
         self.env = env
@@ -194,7 +194,7 @@ def stepping_rate(stepper, actions, duration):
 
 
 def overhead_part(env_ids, backends, duration, repeats):
-    """Env-steps/s through the faces and of the same backends directly."""
+    """Env-steps/s through the adapters and of the same backends directly."""
     results, lines = {}, []
     for env_id in env_ids:
         space = gymnasium.make(env_id).action_space
@@ -202,11 +202,11 @@ def overhead_part(env_ids, backends, duration, repeats):
         actions = np.stack([np.stack([space.sample() for _ in range(NUM_ENVS)])
                             for _ in range(64)])
         env_fns = [functools.partial(gymnasium.make, env_id)] * NUM_ENVS
-        built = {'gymnasium SyncVectorEnv': Face(gymnasium.vector.SyncVectorEnv(env_fns))}
+        built = {'gymnasium SyncVectorEnv': Adapter(gymnasium.vector.SyncVectorEnv(env_fns))}
         for backend in backends:
             built[f'{backend} directly'] = Direct(backend, env_id)
-            built[f'{backend} VectorEnv'] = Face(tools.VectorEnv(env_fns, backend=backend))
-            built[f'{backend} SB3VecEnv'] = Face(tools.SB3VecEnv(env_fns, backend=backend))
+            built[f'{backend} VectorEnv'] = Adapter(tools.VectorEnv(env_fns, backend=backend))
+            built[f'{backend} SB3VecEnv'] = Adapter(tools.SB3VecEnv(env_fns, backend=backend))
         best = dict.fromkeys(built, 0.0)
         try:
             for stepper in built.values():
@@ -223,10 +223,11 @@ def overhead_part(env_ids, backends, duration, repeats):
                   'VectorEnv / directly | SB3VecEnv / directly |', '|---|---|---|---|---|---|']
         for backend in backends:
             direct = best[f'{backend} directly']
-            gym_face, sb3_face = best[f'{backend} VectorEnv'], best[f'{backend} SB3VecEnv']
+            gym_adapter, sb3_adapter = best[f'{backend} VectorEnv'], best[f'{backend} SB3VecEnv']
             lines.append(
-                f'| {backend} | {direct / 1000:.1f}k | {gym_face / 1000:.1f}k | '
-                f'{sb3_face / 1000:.1f}k | {gym_face / direct:.2f} | {sb3_face / direct:.2f} |')
+                f'| {backend} | {direct / 1000:.1f}k | {gym_adapter / 1000:.1f}k | '
+                f'{sb3_adapter / 1000:.1f}k | {gym_adapter / direct:.2f} | '
+                f'{sb3_adapter / direct:.2f} |')
         lines += ['', f'gymnasium SyncVectorEnv: {best["gymnasium SyncVectorEnv"] / 1000:.1f}k '
                   'env-steps/s.', '']
     return results, lines
@@ -255,7 +256,7 @@ def main():
         'overhead': lambda: overhead_part(
             args.envs.split(','), args.backends.split(','), duration, repeats)}
     os.makedirs(args.outdir, exist_ok=True)
-    name = 'faces_quick' if args.quick else 'faces'
+    name = 'adapters_quick' if args.quick else 'adapters'
     json_path = os.path.join(args.outdir, f'{name}.json')
     saved = {}
     if os.path.exists(json_path):
@@ -266,7 +267,7 @@ def main():
         results, lines = runs[part]()
         load_after = os.getloadavg()
         header = [
-            f'Command: python benchmarks/faces.py {" ".join(sys.argv[1:])}'.rstrip(),
+            f'Command: python benchmarks/adapters.py {" ".join(sys.argv[1:])}'.rstrip(),
             f'{os.cpu_count()} cores shared with other work: load average '
             f'{load_before[0]:.1f} before, {load_after[0]:.1f} after (other agents\' runs '
             f'and tests shared the cores), so absolute speeds are low and noisy; runs '
