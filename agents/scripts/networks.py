@@ -11,7 +11,8 @@ a one-unit dummy state, so that every network has the same interface.
 
 The entry functions `feed_forward_gaussian`, `recurrent_gaussian`,
 `feed_forward_categorical` and `recurrent_categorical` return a
-`NetworkOutput` and take:
+`NetworkOutput`, whose policy is a `DiagonalGaussian` or a `Categorical` over
+int32 action indices, and take:
 
 - `config`: dict or attribute-style config with the keys of `NetworkConfig`
   (`policy_layers`, `value_layers`, `init_output_factor`, and for Gaussian
@@ -391,50 +392,26 @@ class RecurrentCategorical(_GRUPolicy, FeedForwardCategorical):
 
 
 def feed_forward_gaussian(config, action_space, observations, length, state=None, reset=None):
-    """Feed-forward Gaussian policy and value network for a Box action space.
-
-    Takes the arguments of the entry functions (see the module docstring).
-
-    Returns:
-      `NetworkOutput` whose policy is a `DiagonalGaussian`.
-    """
+    """Feed-forward policy and value network whose policy is a `DiagonalGaussian`."""
     return _gaussian_network(
         FeedForwardGaussian, config, action_space, observations, length, state, reset)
 
 
 def recurrent_gaussian(config, action_space, observations, length, state=None, reset=None):
-    """Recurrent Gaussian policy and value network (see `RecurrentGaussian`).
-
-    Takes the arguments of the entry functions (see the module docstring).
-
-    Returns:
-      `NetworkOutput` whose policy is a `DiagonalGaussian`.
-    """
+    """Recurrent network (see `RecurrentGaussian`) whose policy is a `DiagonalGaussian`."""
     return _gaussian_network(
         RecurrentGaussian, config, action_space, observations, length, state, reset)
 
 
 def feed_forward_categorical(
         config, action_space, observations, length, state=None, reset=None):
-    """Feed-forward categorical policy and value network for a Discrete action space.
-
-    Takes the arguments of the entry functions (see the module docstring).
-
-    Returns:
-      `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
-    """
+    """Feed-forward policy and value network whose policy is a `Categorical` of int32 actions."""
     return _categorical_network(
         FeedForwardCategorical, config, action_space, observations, length, state, reset)
 
 
 def recurrent_categorical(config, action_space, observations, length, state=None, reset=None):
-    """Recurrent categorical policy and value network (see `RecurrentCategorical`).
-
-    Takes the arguments of the entry functions (see the module docstring).
-
-    Returns:
-      `NetworkOutput` whose policy is a `Categorical` over int32 action indices.
-    """
+    """Recurrent network (see `RecurrentCategorical`) whose policy is a `Categorical`."""
     return _categorical_network(
         RecurrentCategorical, config, action_space, observations, length, state, reset)
 
