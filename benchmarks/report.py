@@ -369,14 +369,14 @@ def readme_text(readme, runs):
 
 def plot_curves(runs):
     """One PNG per task in benchmarks/results/learning/curves/, every library on it."""
-    from agents.scripts import plotting
+    from agents.scripts.plotting import curves
     by_task = collections.defaultdict(lambda: collections.defaultdict(list))
     for run in runs:
         steps, scores = zip(*[each[:2] for each in run['evaluations']])
         by_task[run['task']][run['library']].append((np.array(steps), np.array(scores)))
-    for task_name, curves in by_task.items():
-        plotting.plot_curves(
-            dict(curves), os.path.join(CURVES, f'{task_name}.png'),
+    for task_name, runs_by_library in by_task.items():
+        curves.plot_curves(
+            dict(runs_by_library), os.path.join(CURVES, f'{task_name}.png'),
             f'{learning.title(learning.TASKS[task_name])}: evaluation score')
 
 

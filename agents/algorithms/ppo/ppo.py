@@ -67,8 +67,8 @@ class Policy:
     """The acting part of PPO: its observation normalizer and its network.
 
     PPO acts through it, and so does the export of a trained policy
-    (`agents.scripts.serving`): built at the top of a graph, its variables
-    have the names under which PPO's checkpoints store them.
+    (`agents.scripts.serving.saved_policy`): built at the top of a graph, its
+    variables have the names under which PPO's checkpoints store them.
 
     Args:
       config: The configuration; its `network` is called with it.
