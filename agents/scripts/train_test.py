@@ -514,7 +514,7 @@ def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_pat
         content = file_.read()
     with open(data, 'wb') as file_:
         file_.write(content[:len(content) // 2])
-    caplog.set_level('INFO')
+    caplog.set_level('INFO', logger='absl')  # Whatever verbosity an earlier test left.
     list(train.train(_tiny_config(steps=300), str(tmp_path), 'inprocess', resume=True))
     messages = [record.getMessage() for record in caplog.records]
     assert f'Skipping checkpoint {newest}, which does not restore: ' in '\n'.join(messages)
@@ -539,7 +539,7 @@ def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path
     assert utility.resolve_checkpoint(logdir, 'best') == record['checkpoint']
     assert _checkpoint_files(tmp_path) == ['model.ckpt-800.data-00000-of-00001',
                                            'model.ckpt-800.index']
-    caplog.set_level('INFO')
+    caplog.set_level('INFO', logger='absl')  # Whatever verbosity an earlier test left.
     results = list(train.train(
         _tiny_config(keep_checkpoints=1, eval_every=200, steps=1000), logdir, 'inprocess',
         resume=True, checkpoint=utility.resolve_checkpoint(logdir, 'best')))
