@@ -19,6 +19,7 @@ as `learning.py` trains it without `--set`.
 import argparse
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,16 @@ PLAYS = os.path.join(reporting.results_dir(os.path.join(
 # The plays' environments are seeded apart from training (seed) and evaluation
 # (learning.EVAL_SEED_OFFSET + seed).
 PLAY_SEED_OFFSET = 20_000
+
+
+def newest_step(run_dir):
+    """The step of the run's newest checkpoint, from its `checkpoint` file; 0 if none."""
+    path = os.path.join(run_dir, 'checkpoint')
+    if not os.path.exists(path):
+        return 0
+    with open(path) as file_:
+        match = re.search(r'^model_checkpoint_path: "[^"]*-(\d+)"', file_.read(), re.MULTILINE)
+    return int(match.group(1)) if match else 0
 
 
 def export_and_play(task, run_dir, seed, out, episodes):
@@ -67,6 +78,9 @@ def main():
         library, task, seed = os.path.basename(run_dir).rsplit('-', 2)
         out = os.path.join(PLAYS, f'{task}-{seed}.json')
         if library != 'agents' or (tasks and task not in tasks) or os.path.exists(out):
+            continue
+        if newest_step(run_dir) < learning.TASKS[task].budget:
+            print(f'skipped {task} seed {seed}: its run has not reached the budget', flush=True)
             continue
         export_and_play(task, run_dir, int(seed), out, args.episodes)
         print(f'played {task} seed {seed}: {out}', flush=True)
