@@ -117,7 +117,6 @@ class PPO:
           ValueError: If `action_bounds` is set for a policy over discrete actions.
         """
         self._batch_env = batch_env
-        self._step = step
         self._is_training = is_training
         self._should_log = should_log
         self._config = config
