@@ -226,8 +226,7 @@ def mujoco_table(runs, plays):
             continue
         finals = [_final(run) for run in group]
         target = TARGETS[task_name]
-        played = [plays[task_name, run['seed']] for run in group
-                  if (task_name, run['seed']) in plays]
+        played = [play for play in (_final_play(plays, run) for run in group) if play]
         exported = (f'{np.mean([each["mean_score"] for each in played]):,.0f} '
                     f'({len(played)} runs)' if played else 'not played')
         lines.append(
@@ -236,6 +235,14 @@ def mujoco_table(runs, plays):
             f'{sum(score >= target for score in finals)} of {len(group)} | {exported} | '
             f'{target:,} |')
     return lines
+
+
+def _final_play(plays, run):
+    """The play of the run's exported final checkpoint, or None if it has none."""
+    play = plays.get((run['task'], run['seed']))
+    if play and int(play['checkpoint'].rsplit('-', 1)[1]) == run['evaluations'][-1][0]:
+        return play
+    return None
 
 
 def anchor_table():

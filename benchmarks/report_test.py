@@ -53,13 +53,15 @@ def test_the_interquartile_mean_leaves_out_the_outer_quarters():
 def test_the_mujoco_row_counts_seeds_at_target_and_the_exported_policies():
     runs = [_run('hopper', seed, [1000.0, final]) for seed, final in
             enumerate([3400.0, 3300.0, 3372.0])]
-    plays = {('hopper', 0): dict(mean_score=3000.0), ('hopper', 2): dict(mean_score=3500.0)}
+    plays = {('hopper', 0): dict(mean_score=3000.0, checkpoint='run/model.ckpt-100000'),
+             ('hopper', 1): dict(mean_score=9.0, checkpoint='run/model.ckpt-50000'),
+             ('hopper', 2): dict(mean_score=3500.0, checkpoint='run/model.ckpt-100000')}
     (row,) = report.mujoco_table(runs, plays)[2:]
     cells = [cell.strip() for cell in row.strip('|').split('|')]
     assert cells[0] == 'Hopper-v5'
     assert cells[1] == '3'
     assert cells[5] == '2 of 3'  # 3,400 and 3,372 reach the target of 3,372.
-    assert cells[6] == '3,250 (2 runs)'
+    assert cells[6] == '3,250 (2 runs)'  # Seed 1's play is of an earlier checkpoint.
 
 
 def test_best_so_far_is_each_runs_best_evaluation_averaged():
