@@ -3,6 +3,7 @@
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -123,10 +124,28 @@ def _event_tags(directory):
     return tags
 
 
+@pytest.fixture(scope='module')
+def short_run(tmp_path_factory):
+    """Function of a config function: the results and directory of its run, trained once.
+
+    Tests read the run; a test that changes it works on a copy.
+    """
+    runs = {}
+
+    def run(config_function):
+        if config_function not in runs:
+            logdir = tmp_path_factory.mktemp(config_function.__name__)
+            runs[config_function] = _train(config_function, str(logdir)), logdir
+        return runs[config_function]
+
+    return run
+
+
+@pytest.mark.integration
 @pytest.mark.parametrize(
     'config_function', [tiny_pendulum, tiny_cartpole, tiny_recurrent, tiny_rollout])
-def test_short_run_writes_summaries_and_checkpoint(tmp_path, config_function):
-    results = _train(config_function, str(tmp_path))
+def test_short_run_writes_summaries_and_checkpoint(short_run, config_function):
+    results, tmp_path = short_run(config_function)
     # 400 training steps, then 4 evaluation episodes, twice.
     assert [(each.phase, each.step) for each in results] == [
         ('train', 400), ('eval', 400), ('train', 800), ('eval', 800)]
@@ -141,8 +160,9 @@ def test_short_run_writes_summaries_and_checkpoint(tmp_path, config_function):
     assert 'mean_score' in _event_tags(str(tmp_path / 'eval'))
 
 
-def test_resume_continues_from_the_checkpointed_step(tmp_path):
-    _train(tiny_pendulum, str(tmp_path))
+@pytest.mark.integration
+def test_resume_continues_from_the_checkpointed_step(short_run, tmp_path):
+    shutil.copytree(short_run(tiny_pendulum)[1], tmp_path, dirs_exist_ok=True)
     reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path)))
     assert reader.get_tensor('global_step') == 800
     config = utility.make_config(f'{__name__}:tiny_pendulum')
@@ -153,6 +173,7 @@ def test_resume_continues_from_the_checkpointed_step(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-1600')
 
 
+@pytest.mark.integration
 def test_short_pendulum_run_improves_its_score():
     # The shipped config, cut to three evaluations 5k training steps apart.
     config = utility.make_config('pendulum')
@@ -164,12 +185,14 @@ def test_short_pendulum_run_improves_its_score():
     assert evaluations[-1].score > evaluations[0].score + 300
 
 
+@pytest.mark.integration
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     config = utility.make_config(f'{__name__}:tiny_pendulum')
     with pytest.raises(utility.ConfigError, match='No checkpoint'):
         list(train.train(config, str(tmp_path), 'inprocess', resume=True))
 
 
+@pytest.mark.integration
 def test_same_seed_gives_same_first_observations_and_actions():
     def first_steps(seed):
         config = utility.make_config(f'{__name__}:tiny_pendulum')
@@ -308,6 +331,7 @@ def _train_command(logdir, user_package, *flags, interrupt_on=None, signum=signa
         logdir, environ, interrupt_on, signum)
 
 
+@pytest.mark.integration
 def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, user_package):
     # The env is registered by a module the trainer imports: workers make it too.
     flags = ['--timestamp=seed0', '--config=mytasks.configs:tiny', '--register=mytasks.envs']
@@ -340,6 +364,7 @@ def test_command_line_names_runs_by_timestamp_interrupts_and_resumes(tmp_path, u
     assert os.listdir(tmp_path) == [run.name]
 
 
+@pytest.mark.integration
 def test_command_line_ends_a_failed_environment_with_its_cause(tmp_path, user_package):
     # The env `module:EnvId` is made in worker processes, which import the module.
     code, lines, _ = _train_command(
@@ -406,6 +431,7 @@ def test_run_directory_names_are_safe_on_every_file_system():
     assert train.safe_name('a b/c\\d*e') == 'a_b_c_d_e'
 
 
+@pytest.mark.integration
 def test_short_run_with_environments_on_ray(tmp_path):
     ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
     config = utility.make_config(f'{__name__}:tiny_pendulum')
@@ -421,6 +447,7 @@ def test_short_run_with_environments_on_ray(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-400')
 
 
+@pytest.mark.integration
 def test_short_run_with_environments_in_envpool(tmp_path):
     pytest.importorskip('envpool', reason='the envpool backend needs pip install -e ".[envpool]"')
     config = utility.make_config(f'{__name__}:tiny_pendulum')
@@ -455,6 +482,7 @@ def _train_library(logdir, interrupt_on, signum):
         signum)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('through', ['command line', 'library'])
 def test_sigterm_stores_a_restorable_checkpoint_and_leaves_nothing(
         tmp_path, user_package, through):
@@ -490,6 +518,7 @@ def test_sigterm_stores_a_restorable_checkpoint_and_leaves_nothing(
         batch_env.close()
 
 
+@pytest.mark.integration
 def test_retention_holds_over_three_resumes(tmp_path):
     # A checkpoint at nearly every step: many more than the two kept.
     config = _tiny_config(keep_checkpoints=2, checkpoint_seconds=1e-3, steps=200)
@@ -504,6 +533,7 @@ def test_retention_holds_over_three_resumes(tmp_path):
             f'{name}.{suffix}' for name in kept for suffix in ('data-00000-of-00001', 'index'))
 
 
+@pytest.mark.integration
 def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_path, caplog):
     list(train.train(_tiny_config(checkpoint_seconds=1e-3, steps=200), str(tmp_path),
                      'inprocess'))
@@ -525,6 +555,7 @@ def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_pat
     assert f'Restored checkpoint {older}.' in [record.getMessage() for record in caplog.records]
 
 
+@pytest.mark.integration
 def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path, caplog):
     logdir = str(tmp_path)
     with pytest.raises(utility.ConfigError, match='has no best checkpoint .*--checkpoint='):
@@ -627,6 +658,7 @@ def test_a_new_run_that_fails_before_its_first_checkpoint_leaves_nothing(tmp_pat
             run.rmdir()
 
 
+@pytest.mark.integration
 def test_bad_input_on_the_command_line_is_one_line_and_leaves_nothing(tmp_path, user_package):
     victim = tmp_path / 'victim'
     victim.mkdir()
@@ -661,6 +693,7 @@ def test_bad_input_on_the_command_line_is_one_line_and_leaves_nothing(tmp_path, 
     assert code == 1 and lines[-1].startswith('Cannot create the run directory ')
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('backend', ['process', 'parallel'])
 def test_a_hung_environment_times_out_with_a_checkpoint_and_leaves_nothing(
         tmp_path, user_package, backend):
@@ -681,6 +714,7 @@ def test_a_hung_environment_times_out_with_a_checkpoint_and_leaves_nothing(
     assert not any('leaked' in line for line in lines)  # Shared memory freed by the run.
 
 
+@pytest.mark.integration
 def test_sigterm_stops_a_run_waiting_for_a_hung_environment(tmp_path, user_package):
     # Without a timeout the trainer would wait for ever; SIGTERM stops the wait.
     code, lines, session = _train_command(

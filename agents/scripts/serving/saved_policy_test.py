@@ -1,5 +1,6 @@
 """Exactness of exported policies: they act as the trainer does, in a process without agents."""
 
+import collections
 import functools
 import json
 import os
@@ -43,17 +44,39 @@ pendulum_novel = _tiny('pendulum_novel', **_RECURRENT)  # A Gaussian GRU policy,
 cartpole_novel = _tiny('cartpole_novel', **_RECURRENT)  # A categorical GRU policy.
 
 
-@pytest.fixture(
-    scope='module', params=[pendulum, cartpole, cheetah, pendulum_novel, cartpole_novel])
-def run(request, tmp_path_factory):
-    """A run of a few hundred steps of the config and its export."""
-    directory = tmp_path_factory.mktemp(request.param.__name__)
-    logdir, outdir = str(directory / 'run'), str(directory / 'policy')
-    config = utility.make_config(f'{__name__}:{request.param.__name__}')
-    utility.save_config(config, logdir)
-    list(train.train(config, logdir, 'inprocess'))
-    saved_policy.export(config, logdir, outdir)
-    return config, logdir, outdir
+_CONFIGS = ('pendulum', 'cartpole', 'cheetah', 'pendulum_novel', 'cartpole_novel')
+
+Run = collections.namedtuple('Run', 'config, logdir, outdir, steps, acted')
+Run.__doc__ = """A config's run, its export, and how both acted.
+
+Attributes:
+  config: The config.
+  logdir: The run directory.
+  outdir: The export directory.
+  steps: The trainer's observations, actions and first flags (`_trainer_steps`).
+  acted: The export's actions on those observations (`_act_without_agents`).
+"""
+
+
+@pytest.fixture(scope='module')
+def runs(tmp_path_factory):
+    """A `Run` of each config, by name: a few hundred steps, exported, acted on.
+
+    Every export acts in the same process, which loads TensorFlow once for all.
+    """
+    trained = {}
+    for name in _CONFIGS:
+        directory = tmp_path_factory.mktemp(name)
+        logdir, outdir = str(directory / 'run'), str(directory / 'policy')
+        config = utility.make_config(f'{__name__}:{name}')
+        utility.save_config(config, logdir)
+        list(train.train(config, logdir, 'inprocess'))
+        saved_policy.export(config, logdir, outdir)
+        trained[name] = config, logdir, outdir, _trainer_steps(config, logdir)
+    acted = _act_without_agents(
+        {name: (outdir, steps[0], steps[2]) for name, (_, _, outdir, steps) in trained.items()},
+        str(tmp_path_factory.mktemp('act')))
+    return {name: Run(*trained[name], acted[name]) for name in _CONFIGS}
 
 
 class _Recorder(gym.Wrapper):
@@ -105,9 +128,11 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
     return [np.stack(columns, 1) for columns in zip(*per_agent)]
 
 
-# Acts with an export in a process that cannot import agents, on observations
-# [steps, agents, ...]; writes the actions of the SavedModel's mode and sample,
-# and of the TFLite file, and whether importing agents failed.
+# Acts with exports in a process that cannot import agents. Its argument is a
+# JSON file of jobs [export directory, observations file, output file]; the
+# observations are [steps, agents, ...]. For each job it writes the actions of
+# the SavedModel's mode and sample, and of the TFLite file, and whether
+# importing agents failed.
 _ACT = '''
 import importlib.abc, json, sys
 class Refuse(importlib.abc.MetaPathFinder):
@@ -117,23 +142,24 @@ class Refuse(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Refuse())
 import numpy as np
 import tensorflow as tf
-model_dir, data_path, out_path = sys.argv[1:]
-data = np.load(data_path)
-observ, first = data['observ'], data['first']
-model = tf.saved_model.load(model_dir)
-results = {}
-if 'initial_state' in model.signatures:
-    initial = model.signatures['initial_state'](batch_size=tf.constant(observ.shape[1]))
-    for kind in ('serving_default', 'sample'):
-        state, actions = {k: v.numpy() for k, v in initial.items()}, []
-        for step in range(len(observ)):
-            for name in state:
-                state[name][first[step]] = initial[name].numpy()[first[step]]
-            out = model.signatures[kind](observ=tf.constant(observ[step]), **state)
-            state = {name: out[name].numpy() for name in state}
-            actions.append(out['action'].numpy())
-        results[kind] = np.stack(actions)
-else:
+
+def act(model_dir, data_path):
+    data = np.load(data_path)
+    observ, first = data['observ'], data['first']
+    model = tf.saved_model.load(model_dir)
+    results = {}
+    if 'initial_state' in model.signatures:
+        initial = model.signatures['initial_state'](batch_size=tf.constant(observ.shape[1]))
+        for kind in ('serving_default', 'sample'):
+            state, actions = {k: v.numpy() for k, v in initial.items()}, []
+            for step in range(len(observ)):
+                for name in state:
+                    state[name][first[step]] = initial[name].numpy()[first[step]]
+                out = model.signatures[kind](observ=tf.constant(observ[step]), **state)
+                state = {name: out[name].numpy() for name in state}
+                actions.append(out['action'].numpy())
+            results[kind] = np.stack(actions)
+        return results
     flat = observ.reshape((-1,) + observ.shape[2:])
     for kind in ('serving_default', 'sample'):
         action = model.signatures[kind](observ=tf.constant(flat))['action'].numpy()
@@ -142,37 +168,58 @@ else:
     runner = interpreter.get_signature_runner('serving_default')
     action = runner(observ=flat)['action']
     results['tflite'] = action.reshape(observ.shape[:2] + action.shape[1:])
+    return results
+
+with open(sys.argv[1]) as file_:
+    jobs = json.load(file_)
+results = [act(model_dir, data_path) for model_dir, data_path, _ in jobs]
 try:
     import agents
-    results['imported_agents'] = np.array(True)
+    imported_agents = True
 except ImportError:
-    results['imported_agents'] = np.array(False)
-np.savez(out_path, **results)
+    imported_agents = False
+for (_, _, out_path), actions in zip(jobs, results):
+    np.savez(out_path, imported_agents=np.array(imported_agents), **actions)
 '''
 
 
-def _act_without_agents(outdir, observ, first, directory):
-    """Run `_ACT` isolated: no PYTHONPATH, no user site, a cwd outside the repository."""
-    script, data, out = (os.path.join(directory, name) for name in (
-        'act.py', 'observ.npz', 'actions.npz'))
+def _act_without_agents(exports, directory):
+    """Run `_ACT` isolated: no PYTHONPATH, no user site, a cwd outside the repository.
+
+    Args:
+      exports: Dict of a name to the export directory, the observations and the
+        first flags to act on.
+      directory: Directory for the script and its data.
+
+    Returns:
+      Dict of each name to the arrays `_ACT` wrote for it.
+    """
+    script, jobs_path = os.path.join(directory, 'act.py'), os.path.join(directory, 'jobs.json')
     with open(script, 'w') as file_:
         file_.write(_ACT)
-    np.savez(data, observ=observ, first=first)
+    jobs = []
+    for name, (outdir, observ, first) in exports.items():
+        data, out = (
+            os.path.join(directory, f'{name}-{kind}.npz') for kind in ('observ', 'actions'))
+        np.savez(data, observ=observ, first=first)
+        jobs.append((outdir, data, out))
+    with open(jobs_path, 'w') as file_:
+        json.dump(jobs, file_)
     environ = {key: value for key, value in os.environ.items() if not key.startswith('PYTHON')}
     result = subprocess.run(
-        [sys.executable, '-I', script, outdir, data, out], cwd=directory, env=environ,
+        [sys.executable, '-I', script, jobs_path], cwd=directory, env=environ,
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    return dict(np.load(out))
+    return {name: dict(np.load(out)) for name, (_, _, out) in zip(exports, jobs)}
 
 
-def test_exported_actions_are_the_trainers_mode_in_environment_units(run, tmp_path):
-    config, logdir, outdir = run
-    observ, action, first = _trainer_steps(config, logdir)
+@pytest.mark.integration
+@pytest.mark.parametrize('name', _CONFIGS)
+def test_exported_actions_are_the_trainers_mode_in_environment_units(runs, name):
+    config, _, outdir, (observ, action, first), acted = runs[name]
     env = gym.make(config.env)
     assert observ.dtype == env.observation_space.dtype  # As the environment returns them.
     assert first[0].all() and first[1:].any()  # Episodes begin within the steps.
-    acted = _act_without_agents(outdir, observ, first, str(tmp_path))
     assert not acted['imported_agents']
     exported = acted['serving_default']
     assert exported.dtype == env.action_space.dtype and exported.shape == action.shape
@@ -192,8 +239,10 @@ def test_exported_actions_are_the_trainers_mode_in_environment_units(run, tmp_pa
         np.testing.assert_allclose(acted['tflite'], exported, rtol=0, atol=1e-4)
 
 
-def test_export_json_describes_the_checkpoint_and_signatures(run):
-    config, logdir, outdir = run
+@pytest.mark.integration
+@pytest.mark.parametrize('name', _CONFIGS)
+def test_export_json_describes_the_checkpoint_and_signatures(runs, name):
+    config, logdir, outdir, _, _ = runs[name]
     with open(os.path.join(outdir, saved_policy.METADATA_FILE)) as file_:
         description = json.load(file_)
     assert description['checkpoint'] == tf.train.latest_checkpoint(logdir)
