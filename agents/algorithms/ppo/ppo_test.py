@@ -50,6 +50,39 @@ def _define_graph(config, durations=(5, 5), discrete=False):
     return algo, is_training, should_log, (done, score, summary)
 
 
+# Graphs of `_graph`, by its arguments, until the module's tests ran.
+_GRAPHS = {}
+
+
+@pytest.fixture(scope='module', autouse=True)
+def _drop_graphs():
+    """Frees the graphs the module's tests shared once they all ran."""
+    yield
+    _GRAPHS.clear()
+
+
+def _graph(config, durations=(5, 5), discrete=False, seed=None):
+    """The graph of `_define_graph` for these arguments, built once for the module's tests.
+
+    Building costs seconds, running a few steps a fraction of one. Tests share
+    the graph, each in a session of its own, which starts as on a graph just
+    built: it initializes the variables, starts the random streams over from
+    the graph's seed, and resets every environment at its first step (their
+    episodes count as done). Operations a test adds stay unused by the others.
+
+    Returns:
+      Tuple of the graph and of what `_define_graph` returns.
+    """
+    key = (repr(config), durations, discrete, seed)
+    if key not in _GRAPHS:
+        graph = tf.Graph()
+        with graph.as_default():
+            if seed is not None:
+                tf.compat.v1.set_random_seed(seed)
+            _GRAPHS[key] = graph, _define_graph(config, durations, discrete)
+    return _GRAPHS[key]
+
+
 def _session():
     """A session that runs the graph as built, without Grappler's rewrites.
 
@@ -66,8 +99,8 @@ def _weights(sess):
 
 
 def test_update_changes_weights_once_memory_holds_update_every_episodes():
-    with tf.Graph().as_default():
-        algo, is_training, _, step_op = _define_graph(_config())
+    graph, (algo, is_training, _, step_op) = _graph(_config())
+    with graph.as_default():
         with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
@@ -82,8 +115,8 @@ def test_update_changes_weights_once_memory_holds_update_every_episodes():
 
 
 def test_evaluation_acts_greedily_and_does_not_learn():
-    with tf.Graph().as_default():
-        algo, is_training, _, step_op = _define_graph(_config())
+    graph, (algo, is_training, _, step_op) = _graph(_config())
+    with graph.as_default():
         observ = tf.constant(np.ones((2, 3), np.float32))
         action, _ = algo.perform(tf.range(2), observ)
         with _session() as sess:
@@ -99,8 +132,8 @@ def test_evaluation_acts_greedily_and_does_not_learn():
 
 
 def test_summaries_include_losses_when_logging():
-    with tf.Graph().as_default():
-        _, is_training, should_log, step_op = _define_graph(_config())
+    graph, (_, is_training, should_log, step_op) = _graph(_config())
+    with graph.as_default():
         with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             tags = set()
@@ -116,8 +149,8 @@ def test_summaries_include_losses_when_logging():
 
 
 def _weights_before_and_after_training(config, durations=(5, 5), steps=5):
-    with tf.Graph().as_default():
-        _, is_training, _, step_op = _define_graph(config, durations)
+    graph, (_, is_training, _, step_op) = _graph(config, durations)
+    with graph.as_default():
         with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             before = _weights(sess)
@@ -162,14 +195,12 @@ def test_clipped_actions_train_to_finite_weights():
 
 
 def _train_steps(config, durations, steps, seed=None, discrete=False, global_step=0):
-    """Run training steps of a fresh graph; return the algorithm's state and the weights.
+    """Run training steps in a fresh session; return the algorithm's state and the weights.
 
     The global step, which the learning rate schedule reads, holds `global_step`.
     """
-    with tf.Graph().as_default():
-        if seed is not None:
-            tf.compat.v1.set_random_seed(seed)
-        algo, is_training, should_log, step_op = _define_graph(config, durations, discrete)
+    graph, (algo, is_training, should_log, step_op) = _graph(config, durations, discrete, seed)
+    with graph.as_default():
         with _session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(tf.compat.v1.train.get_global_step().assign(global_step))
@@ -253,6 +284,7 @@ def test_every_gradient_graph_trains_alike(gradient_graph, network):
         np.testing.assert_allclose(weight_plain, weight_compiled, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.integration
 def test_the_scripts_xla_emitters_train_alike_too():
     # The command line scripts compile with XLA's classic emitters, which XLA
     # reads once per process: the test above, in a process that uses them.
@@ -353,9 +385,8 @@ def test_the_policy_sees_observations_clipped_to_five():
 @pytest.mark.parametrize('normalization, seen', [
     ('reward', 10.0), ('return', 10.0), ('none', 100.0)])
 def test_training_sees_scaled_rewards_clipped_to_ten(normalization, seen):
-    with tf.Graph().as_default():
-        config = _config(reward_normalization=normalization)
-        algo, _, _, _ = _define_graph(config)
+    graph, (algo, _, _, _) = _graph(_config(reward_normalization=normalization))
+    with graph.as_default():
         # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
         update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
         scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))
