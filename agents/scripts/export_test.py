@@ -45,6 +45,7 @@ def _export(*flags, cwd, importtime=False):
     return result.returncode, errors, imported
 
 
+@pytest.mark.integration
 def test_exports_the_best_checkpoint_and_replaces_an_export_only_when_forced(run, tmp_path):
     outdir = tmp_path / 'policy'
     code, errors, _ = _export(f'--logdir={run}', f'--outdir={outdir}', cwd=tmp_path)
@@ -83,6 +84,13 @@ def _run_without_checkpoint(tmp_path):
     return logdir
 
 
+def _run_with_unreadable_checkpoint(tmp_path):
+    """A run whose checkpoint is an empty file: enough for the checks before TensorFlow loads."""
+    logdir = _run_without_checkpoint(tmp_path)
+    (logdir / 'model.ckpt-1.index').write_bytes(b'')
+    return logdir
+
+
 def _unwritable_directory(tmp_path):
     if os.geteuid() == 0:  # Root writes anywhere but in /sys.
         return '/sys/agents-export-test/policy'
@@ -107,7 +115,8 @@ def test_bad_input_is_one_line_before_tensorflow_loads(tmp_path, flags, message)
     assert sorted(os.listdir(tmp_path)) == ['empty-run']
 
 
-def test_an_unwritable_output_directory_is_one_line_and_leaves_nothing(run, tmp_path):
+def test_an_unwritable_output_directory_is_one_line_and_leaves_nothing(tmp_path):
+    run = _run_with_unreadable_checkpoint(tmp_path)
     outdir = _unwritable_directory(tmp_path)
     code, errors, imported = _export(
         f'--logdir={run}', f'--outdir={outdir}', cwd=tmp_path, importtime=True)
@@ -117,9 +126,9 @@ def test_an_unwritable_output_directory_is_one_line_and_leaves_nothing(run, tmp_
     assert 'tensorflow' not in imported and not os.path.exists(outdir)
 
 
+@pytest.mark.integration
 def test_best_of_a_run_without_a_best_evaluation_is_one_line(tmp_path):
-    logdir = _run_without_checkpoint(tmp_path)
-    (logdir / 'model.ckpt-1.index').write_bytes(b'')
+    logdir = _run_with_unreadable_checkpoint(tmp_path)
     code, errors, _ = _export(
         f'--logdir={logdir}', f'--outdir={tmp_path / "policy"}', '--checkpoint=best',
         cwd=tmp_path)

@@ -75,6 +75,7 @@ def _train(config_function, logdir=None):
         utility.make_config(f'{__name__}:{config_function.__name__}'), logdir, 'inprocess'))
 
 
+@pytest.mark.integration
 def test_a_goal_task_trains_through_flatten_observation(tmp_path):
     results = _train(flat_goal_config, str(tmp_path))
     assert [(each.phase, each.step) for each in results] == [

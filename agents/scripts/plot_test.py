@@ -4,10 +4,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from agents.scripts.cli import tensorflow_log_test
 from agents.scripts.plotting.curves_test import write_scores
 
 
+@pytest.mark.integration
 def test_command_line_writes_a_png_of_the_runs(tmp_path):
     for seed, offset in enumerate([0.0, 2.0]):
         write_scores(str(tmp_path / f'seed{seed}-pendulum'), [100, 200], [offset, offset + 1])

@@ -143,6 +143,7 @@ def test_code_blocks_are_found_fenced_and_indented():
     assert code_blocks(markdown, '### Sub') == [('sh', 'ls\n')]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('page, section', sorted(
     key for key, way in EXAMPLES.items() if way == 'blocks'))
 def test_examples_run_as_written(page, section, tmp_path):
@@ -160,6 +161,7 @@ def test_examples_run_as_written(page, section, tmp_path):
         assert process.returncode == 0, f'{code}\n{stderr[-3000:]}'
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('page, section', sorted(
     key for key, way in EXAMPLES.items() if way == 'configs'))
 def test_config_examples_train_as_written(page, section, tmp_path):

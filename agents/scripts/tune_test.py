@@ -43,6 +43,7 @@ def _tune(logdir, *flags, interrupt_on=None, environ=None, python_flags=()):
     return process.returncode, output.splitlines(), errors.splitlines()
 
 
+@pytest.mark.integration
 def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_config(tmp_path):
     (tmp_path / 'space.yaml').write_text(json.dumps(SPACE))
     logdir = str(tmp_path / 'study')

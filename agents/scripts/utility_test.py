@@ -197,6 +197,7 @@ def _train_in_loop(logdir, steps_per_run, rollout_length):
     return results, summaries, variables
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('rollout_length', [None, 25])
 def test_runs_of_several_steps_train_exactly_like_single_steps(tmp_path, rollout_length):
     results, summaries, variables = _train_in_loop(str(tmp_path / 'one'), 1, rollout_length)

@@ -34,6 +34,7 @@ def _is_mp4(path):
         return file_.read(12)[4:8] == b'ftyp'
 
 
+@pytest.mark.integration
 def test_writes_a_video_and_the_statistics_of_each_episode(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)
@@ -108,6 +109,7 @@ def test_the_script_loads_tensorflow_only_when_it_runs():
 
 
 @pytest.mark.slow  # The library function's test writes videos by default.
+@pytest.mark.integration
 def test_command_line_writes_videos_without_display_errors(tmp_path):
     logdir, outdir = str(tmp_path / 'run'), str(tmp_path / 'videos')
     _train_tiny_run(logdir)

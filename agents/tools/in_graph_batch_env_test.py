@@ -116,6 +116,7 @@ def test_single_in_graph_env_steps_and_resets():
             assert env.spec.id == 'Pendulum-v1'
 
 
+@pytest.mark.integration
 def test_ctrl_c_stops_a_session_run_that_waits_for_a_hung_worker():
     # The main thread sits in session.run, where no Python signal handler runs,
     # while numpy_function waits for the worker in a thread of TensorFlow's.

@@ -19,6 +19,7 @@ def _run(code):
 
 
 @needs_triton
+@pytest.mark.integration
 def test_triton_loaded_first_survives_tensorflow():
     # Without the first two lines, loading Triton's library kills the process.
     result = _run(
@@ -30,6 +31,7 @@ def test_triton_loaded_first_survives_tensorflow():
 
 
 @needs_triton
+@pytest.mark.integration
 def test_tensorflow_loaded_first_warns_and_loads_nothing():
     result = _run(
         'import sys, warnings\n'

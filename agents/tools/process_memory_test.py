@@ -20,6 +20,7 @@ def _resident_kib():
     raise AssertionError('no VmRSS in /proc/self/status')
 
 
+@pytest.mark.integration
 def test_tensorflow_loads_without_keras_and_keras_still_imports_after():
     pytest.importorskip('keras')
     # SciPy and h5py are optional: those installed must import after the skip.
@@ -102,6 +103,7 @@ def test_a_tensorflow_that_may_not_know_the_flag_is_left_alone(monkeypatch):
     assert environ == {}
 
 
+@pytest.mark.integration
 def test_the_scripts_compile_with_xla_under_the_flag():
     # XLA stops the whole process on a flag it does not know, so compile for real.
     program = (

@@ -4,6 +4,7 @@ import glob
 import os
 
 import optuna
+import pytest
 
 from agents.scripts import configs
 from agents.scripts import utility
@@ -50,6 +51,7 @@ def worker_job(logdir, trials):
         register=[])
 
 
+@pytest.mark.integration
 def test_trial_below_the_median_is_pruned_and_keeps_its_checkpoint(tmp_path):
     studies.create_or_check(str(tmp_path), study_settings())
     study = studies.open_study(str(tmp_path))

@@ -38,7 +38,9 @@ def _skip_unless_workers_can_be_stopped(make_batch):
         pytest.skip('Nothing can stop an environment that hangs in this process.')
 
 
-@pytest.fixture(params=list(_BACKENDS))
+@pytest.fixture(params=[
+    pytest.param(backend, marks=[pytest.mark.integration] if backend == 'ray' else [])
+    for backend in _BACKENDS])
 def make_batch(request):
     """Function of the constructors that builds a batch of the backend.
 

@@ -66,6 +66,7 @@ def _assert_all_released(ray):
     assert states <= {'REMOVED'}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize('envs_per_actor, placement', [(1, 'spread'), (2, 'pack')])
 def test_batch_env_matches_in_process_envs(ray, envs_per_actor, placement):
     num_envs = 3  # With two envs per actor, the last actor hosts only one.
@@ -93,6 +94,7 @@ def test_batch_env_matches_in_process_envs(ray, envs_per_actor, placement):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_single_environment_interface(ray):
     first, second = ray_env.ray_environments(
         [_pendulum] * 2, envs_per_actor=2, num_cpus_per_actor=0.5)
@@ -122,6 +124,7 @@ def test_single_environment_interface(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_remote_exception_carries_type_and_traceback(ray):
     envs = ray_env.ray_environments(
         [_pendulum_refusing_large_actions] * 2, envs_per_actor=2, num_cpus_per_actor=0.5)
@@ -143,6 +146,7 @@ def test_remote_exception_carries_type_and_traceback(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_constructor_exception_is_reported(ray):
     with pytest.raises(ray_env.RayEnvironmentError, match='missing asset') as info:
         ray_env.ray_environments(
@@ -152,6 +156,7 @@ def test_constructor_exception_is_reported(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_killed_actor_raises_within_seconds(ray):
     envs = ray_env.ray_environments([_pendulum] * 2, envs_per_actor=2, num_cpus_per_actor=0.5)
     batch = batch_env.BatchEnv(envs, blocking=False)
@@ -175,6 +180,7 @@ def test_killed_actor_raises_within_seconds(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_restart_on_failure_ends_the_episode(ray):
     envs = ray_env.ray_environments(
         [_pendulum] * 2, envs_per_actor=2, num_cpus_per_actor=0.5, restart_on_failure=True)
@@ -199,6 +205,7 @@ def test_restart_on_failure_ends_the_episode(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_restart_reports_envs_not_in_the_failed_batch(ray):
     envs = ray_env.ray_environments(
         [_pendulum] * 2, envs_per_actor=2, num_cpus_per_actor=0.5, restart_on_failure=True)
@@ -219,6 +226,7 @@ def test_restart_reports_envs_not_in_the_failed_batch(ray):
     _assert_all_released(ray)
 
 
+@pytest.mark.integration
 def test_too_few_cpus_times_out_clearly(ray):
     with pytest.raises(TimeoutError, match='num_cpus_per_actor'):
         ray_env.ray_environments(
