@@ -14,6 +14,9 @@ from agents.tools.envs import batch_env
 from agents.tools.envs import ray as ray_env
 from agents.tools.envs import testing
 
+# Ray starts once in the pytest process that runs the tests of this group.
+pytestmark = pytest.mark.xdist_group('ray')
+
 
 @pytest.fixture
 def ray(ray_cluster):
