@@ -142,7 +142,6 @@ def short_run(tmp_path_factory):
 
 
 @pytest.mark.integration
-@pytest.mark.xdist_group('train_test.short_run')
 @pytest.mark.parametrize(
     'config_function', [tiny_pendulum, tiny_cartpole, tiny_recurrent, tiny_rollout])
 def test_short_run_writes_summaries_and_checkpoint(short_run, config_function):
@@ -162,7 +161,6 @@ def test_short_run_writes_summaries_and_checkpoint(short_run, config_function):
 
 
 @pytest.mark.integration
-@pytest.mark.xdist_group('train_test.short_run')
 def test_resume_continues_from_the_checkpointed_step(short_run, tmp_path):
     shutil.copytree(short_run(tiny_pendulum)[1], tmp_path, dirs_exist_ok=True)
     reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path)))
@@ -434,7 +432,6 @@ def test_run_directory_names_are_safe_on_every_file_system():
 
 
 @pytest.mark.integration
-@pytest.mark.xdist_group('ray')
 def test_short_run_with_environments_on_ray(tmp_path):
     ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
     config = utility.make_config(f'{__name__}:tiny_pendulum')

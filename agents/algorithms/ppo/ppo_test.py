@@ -1,6 +1,5 @@
 """Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
 
-import collections
 import os
 import subprocess
 import sys
@@ -51,22 +50,19 @@ def _define_graph(config, durations=(5, 5), discrete=False):
     return algo, is_training, should_log, (done, score, summary)
 
 
-# The graphs `_graph` built last, by its arguments, oldest first. A PPO graph
-# holds tens of megabytes; tests next to each other share the few kept, and an
-# xdist_group keeps tests that share one in one pytest process.
-_GRAPHS = collections.OrderedDict()
-_GRAPHS_KEPT = 3
+# Graphs of `_graph`, by its arguments, until the module's tests ran.
+_GRAPHS = {}
 
 
 @pytest.fixture(scope='module', autouse=True)
 def _drop_graphs():
-    """Frees the graphs kept once the module's tests ran."""
+    """Frees the graphs the module's tests shared once they all ran."""
     yield
     _GRAPHS.clear()
 
 
 def _graph(config, durations=(5, 5), discrete=False, seed=None):
-    """The graph of `_define_graph` for these arguments, shared by the tests next to each other.
+    """The graph of `_define_graph` for these arguments, built once for the module's tests.
 
     Building costs seconds, running a few steps a fraction of one. Tests share
     the graph, each in a session of its own, which starts as on a graph just
@@ -84,9 +80,6 @@ def _graph(config, durations=(5, 5), discrete=False, seed=None):
             if seed is not None:
                 tf.compat.v1.set_random_seed(seed)
             _GRAPHS[key] = graph, _define_graph(config, durations, discrete)
-        if len(_GRAPHS) > _GRAPHS_KEPT:
-            _GRAPHS.popitem(last=False)
-    _GRAPHS.move_to_end(key)
     return _GRAPHS[key]
 
 
@@ -105,7 +98,6 @@ def _weights(sess):
     return [sess.run(variable) for variable in tf.compat.v1.trainable_variables()]
 
 
-@pytest.mark.xdist_group('ppo_test.default_graph')
 def test_update_changes_weights_once_memory_holds_update_every_episodes():
     graph, (algo, is_training, _, step_op) = _graph(_config())
     with graph.as_default():
@@ -122,7 +114,6 @@ def test_update_changes_weights_once_memory_holds_update_every_episodes():
             assert any(not np.array_equal(a, b) for a, b in zip(before, after))
 
 
-@pytest.mark.xdist_group('ppo_test.default_graph')
 def test_evaluation_acts_greedily_and_does_not_learn():
     graph, (algo, is_training, _, step_op) = _graph(_config())
     with graph.as_default():
@@ -140,7 +131,6 @@ def test_evaluation_acts_greedily_and_does_not_learn():
             assert not np.allclose(first, second)
 
 
-@pytest.mark.xdist_group('ppo_test.default_graph')
 def test_summaries_include_losses_when_logging():
     graph, (_, is_training, should_log, step_op) = _graph(_config())
     with graph.as_default():
@@ -273,7 +263,6 @@ _RECURRENT_ROLLOUTS = dict(
     network=networks.recurrent_gaussian, minibatch_size=None, chunk_length=2, batch_size=2)
 
 
-@pytest.mark.xdist_group('ppo_test.gradient_graphs')
 @pytest.mark.parametrize('gradient_graph, network', [
     ('inline', {}), ('xla', {}), ('xla_update', {}), ('xla_update', _RECURRENT_ROLLOUTS)],
     ids=['inline', 'xla', 'xla_update', 'xla_update-recurrent'])
@@ -396,13 +385,8 @@ def test_the_policy_sees_observations_clipped_to_five():
 @pytest.mark.parametrize('normalization, seen', [
     ('reward', 10.0), ('return', 10.0), ('none', 100.0)])
 def test_training_sees_scaled_rewards_clipped_to_ten(normalization, seen):
-    with tf.Graph().as_default():
-        # The filter is the algorithm's; the graph of its steps and updates is not needed.
-        envs = [tools.MockEnvironment((3,), (2,), 5, 5) for _ in range(2)]
-        algo = ppo.PPO(
-            tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True)),
-            tf.compat.v1.train.get_or_create_global_step(), tf.constant(True),
-            tf.constant(False), _config(reward_normalization=normalization))
+    graph, (algo, _, _, _) = _graph(_config(reward_normalization=normalization))
+    with graph.as_default():
         # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
         update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
         scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))

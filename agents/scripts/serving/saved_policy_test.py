@@ -214,7 +214,6 @@ def _act_without_agents(exports, directory):
 
 
 @pytest.mark.integration
-@pytest.mark.xdist_group('saved_policy_test.runs')
 @pytest.mark.parametrize('name', _CONFIGS)
 def test_exported_actions_are_the_trainers_mode_in_environment_units(runs, name):
     config, _, outdir, (observ, action, first), acted = runs[name]
@@ -241,7 +240,6 @@ def test_exported_actions_are_the_trainers_mode_in_environment_units(runs, name)
 
 
 @pytest.mark.integration
-@pytest.mark.xdist_group('saved_policy_test.runs')
 @pytest.mark.parametrize('name', _CONFIGS)
 def test_export_json_describes_the_checkpoint_and_signatures(runs, name):
     config, logdir, outdir, _, _ = runs[name]

@@ -22,9 +22,8 @@ def ray_cluster():
 
 
 @pytest.fixture(params=[
-    pytest.param(variant, marks=[
-        pytest.mark.slow, pytest.mark.integration, pytest.mark.xdist_group('ray')]
-        if variant == 'ray' else [])
+    pytest.param(
+        variant, marks=[pytest.mark.slow, pytest.mark.integration] if variant == 'ray' else [])
     for variant in testing.BACKEND_VARIANTS])
 def backend(request):
     """A `Backend` variant of `testing.BACKEND_VARIANTS` with its name and options.

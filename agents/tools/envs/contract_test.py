@@ -39,8 +39,7 @@ def _skip_unless_workers_can_be_stopped(make_batch):
 
 
 @pytest.fixture(params=[
-    pytest.param(backend, marks=[
-        pytest.mark.integration, pytest.mark.xdist_group('ray')] if backend == 'ray' else [])
+    pytest.param(backend, marks=[pytest.mark.integration] if backend == 'ray' else [])
     for backend in _BACKENDS])
 def make_batch(request):
     """Function of the constructors that builds a batch of the backend.

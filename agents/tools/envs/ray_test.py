@@ -14,9 +14,6 @@ from agents.tools.envs import batch_env
 from agents.tools.envs import ray as ray_env
 from agents.tools.envs import testing
 
-# Ray starts once in the pytest process that runs the tests of this group.
-pytestmark = pytest.mark.xdist_group('ray')
-
 
 @pytest.fixture
 def ray(ray_cluster):
