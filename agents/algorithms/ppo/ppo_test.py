@@ -1,5 +1,6 @@
 """Tests for the PPO graph: it acts, collects episodes, and updates its networks."""
 
+import collections
 import os
 import subprocess
 import sys
@@ -50,19 +51,21 @@ def _define_graph(config, durations=(5, 5), discrete=False):
     return algo, is_training, should_log, (done, score, summary)
 
 
-# Graphs of `_graph`, by its arguments, until the module's tests ran.
-_GRAPHS = {}
+# The graphs `_graph` built last, by its arguments, oldest first. A PPO graph
+# holds tens of megabytes; tests next to each other share the few kept.
+_GRAPHS = collections.OrderedDict()
+_GRAPHS_KEPT = 3
 
 
 @pytest.fixture(scope='module', autouse=True)
 def _drop_graphs():
-    """Frees the graphs the module's tests shared once they all ran."""
+    """Frees the graphs kept once the module's tests ran."""
     yield
     _GRAPHS.clear()
 
 
 def _graph(config, durations=(5, 5), discrete=False, seed=None):
-    """The graph of `_define_graph` for these arguments, built once for the module's tests.
+    """The graph of `_define_graph` for these arguments, shared by the tests next to each other.
 
     Building costs seconds, running a few steps a fraction of one. Tests share
     the graph, each in a session of its own, which starts as on a graph just
@@ -80,6 +83,9 @@ def _graph(config, durations=(5, 5), discrete=False, seed=None):
             if seed is not None:
                 tf.compat.v1.set_random_seed(seed)
             _GRAPHS[key] = graph, _define_graph(config, durations, discrete)
+        if len(_GRAPHS) > _GRAPHS_KEPT:
+            _GRAPHS.popitem(last=False)
+    _GRAPHS.move_to_end(key)
     return _GRAPHS[key]
 
 
@@ -385,8 +391,13 @@ def test_the_policy_sees_observations_clipped_to_five():
 @pytest.mark.parametrize('normalization, seen', [
     ('reward', 10.0), ('return', 10.0), ('none', 100.0)])
 def test_training_sees_scaled_rewards_clipped_to_ten(normalization, seen):
-    graph, (algo, _, _, _) = _graph(_config(reward_normalization=normalization))
-    with graph.as_default():
+    with tf.Graph().as_default():
+        # The filter is the algorithm's; the graph of its steps and updates is not needed.
+        envs = [tools.MockEnvironment((3,), (2,), 5, 5) for _ in range(2)]
+        algo = ppo.PPO(
+            tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True)),
+            tf.compat.v1.train.get_or_create_global_step(), tf.constant(True),
+            tf.constant(False), _config(reward_normalization=normalization))
         # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
         update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
         scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))
