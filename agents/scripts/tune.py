@@ -16,8 +16,9 @@ of trials and writes it to `trials.md` and `trials.json`, and writes the best
 trial as a config function to `best_config.py`.
 
 Optuna is an optional extra: `pip install -e .[tune]`. The command checks its
-flags and the config's name before TensorFlow and Optuna load: the modules
-that import them are imported inside the functions that use them.
+flags, the config's name and that the space file reads before TensorFlow and
+Optuna load: the modules that import them are imported inside the functions
+that use them.
 """
 
 import json
@@ -35,6 +36,7 @@ from agents.scripts.cli import command_line
 from agents.scripts.cli import config_names
 from agents.scripts.cli import interrupts
 from agents.scripts.cli import tensorflow_log
+from agents.scripts.tuning import space_file
 from agents.tools.schema import ConfigError
 
 
@@ -47,14 +49,19 @@ def main(argv):
     del argv  # Unused: the command's flags are in FLAGS.
     try:
         config_names.check(FLAGS.config)
+        space = FLAGS.space and space_file.load(FLAGS.space)
     except ConfigError as error:
         command_line.exit_with(str(error))
     tensorflow_log.import_quietly()
-    _tune()
+    _tune(space or None)
 
 
-def _tune():
-    """Run the study of the flags; a failure or a stop ends it with one line."""
+def _tune(space):
+    """Run the study of the flags; a failure or a stop ends it with one line.
+
+    Args:
+      space: The space file's specs (`space_file.load`), or None for the default space.
+    """
     from agents.scripts import registry
     from agents.scripts import utility
     from agents.scripts.tuning import search_space
@@ -65,10 +72,9 @@ def _tune():
     logdir = os.path.expanduser(FLAGS.logdir)
     try:
         with interrupts.raised_on():
-            space = FLAGS.space and search_space.load(FLAGS.space)
             registry.import_modules(FLAGS.register)
             dimensions = search_space.resolve(
-                space or None, FLAGS.config, FLAGS.space and f'space file {FLAGS.space}')
+                space, FLAGS.config, FLAGS.space and f'space file {FLAGS.space}')
             base = utility.make_config(FLAGS.config)
             settings = dict(
                 config=FLAGS.config, steps=FLAGS.steps or int(base.steps),

@@ -105,13 +105,16 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
     (['--trials=2', '--seeds=1,a'], '--seeds must be distinct whole numbers >= 0'),
     (['--trials=2', '--seeds=1,1'], '--seeds must be distinct whole numbers >= 0'),
     (['--trials=2', '--jobs=0'], 'flag --jobs=0: 0 is not a positive integer'),
-    # The space file is read after TensorFlow loads.
-    pytest.param(['--trials=2', '--space=/nonexistent.yaml'], 'Cannot read the space file',
-                 marks=pytest.mark.integration),
+    (['--trials=2', '--space=/nonexistent.yaml'], 'Cannot read the space file'),
 ])
 def test_bad_flags_are_refused_before_tensorflow_loads(tmp_path, flags, message):
-    code, lines, errors = _tune(str(tmp_path / 'study'), f'--config={CONFIG}', *flags)
+    code, lines, errors = _tune(
+        str(tmp_path / 'study'), f'--config={CONFIG}', *flags, python_flags=['-X', 'importtime'])
+    imported = [line.rsplit('|', 1)[-1].strip() for line in errors
+                if line.startswith('import time:')]
+    errors = [line for line in errors if not line.startswith('import time:')]
     assert code == 1 and not lines and len(errors) == 1 and message in errors[0], errors
+    assert 'tensorflow' not in imported
     assert not (tmp_path / 'study').exists()
 
 

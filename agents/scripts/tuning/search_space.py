@@ -18,9 +18,6 @@ reads like a written one and reproduces its trial exactly.
 
 import dataclasses
 import json
-import os
-
-import ruamel.yaml
 
 from agents.scripts import config_schema
 from agents.scripts import registry
@@ -121,29 +118,6 @@ class Dimension:
 def label(choice):
     """How Optuna stores a choice: plain values as they are, others as JSON text."""
     return choice if isinstance(choice, _PLAIN_TYPES) else json.dumps(choice)
-
-
-def load(path):
-    """Read a space file, YAML or JSON, into a dict of key to spec; nothing is checked yet.
-
-    Raises:
-      ConfigError: If the file cannot be read or parsed, or holds no mapping.
-    """
-    try:
-        with open(os.path.expanduser(path)) as file_:
-            data = ruamel.yaml.YAML(typ='safe', pure=True).load(file_)
-    except OSError as error:
-        raise ConfigError(f'Cannot read the space file {path}: {error.strerror}.') from None
-    except ruamel.yaml.YAMLError as error:
-        mark = getattr(error, 'problem_mark', None)
-        where = f' at line {mark.line + 1}' if mark else ''
-        raise ConfigError(
-            f'Cannot parse the space file {path}{where}: {getattr(error, "problem", error)}.'
-        ) from None
-    if not isinstance(data, dict) or not data:
-        raise ConfigError(
-            f'The space file {path} must map config keys to {{low, high}} or {{choices}}.')
-    return data
 
 
 def resolve(specs, config_name, source=None):

@@ -8,6 +8,7 @@ import pytest
 
 from agents.scripts import configs
 from agents.scripts.tuning import search_space
+from agents.scripts.tuning import space_file
 from agents.tools.schema import ConfigError
 
 
@@ -38,7 +39,7 @@ def test_default_space_searches_the_keys_the_config_uses():
 @pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(SPACES, '*.yaml'))))
 def test_mujoco_spaces_fit_their_configs(path):
     config = os.path.basename(path)[:-len('.yaml')]
-    dimensions = search_space.resolve(search_space.load(path), config, path)
+    dimensions = search_space.resolve(space_file.load(path), config, path)
     assert len(dimensions) >= 8
 
 
@@ -61,16 +62,6 @@ def test_bad_space_is_refused_in_one_line(specs, message):
     with pytest.raises(ConfigError) as error:
         search_space.resolve(specs, 'pendulum', 'space file s.yaml')
     assert message in str(error.value) and '\n' not in str(error.value)
-
-
-@pytest.mark.parametrize('text, message', [
-    ('learning_rate: [', 'Cannot parse the space file'),
-    ('- learning_rate', 'must map config keys to {low, high} or {choices}'),
-])
-def test_unreadable_space_file_is_refused(tmp_path, text, message):
-    (tmp_path / 'space.yaml').write_text(text)
-    with pytest.raises(ConfigError, match=message.replace('{', r'\{').replace('}', r'\}')):
-        search_space.load(str(tmp_path / 'space.yaml'))
 
 
 def test_samples_are_config_values_within_the_space():
