@@ -38,6 +38,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import collection_profile  # noqa: E402
 import reporting  # noqa: E402
 
 STEPS_PER_RUN = 16
@@ -176,32 +177,6 @@ def time_collection(config_name, way, runs):
             batch_env.close()
 
 
-def time_environments(config_name, steps=2000):
-    """Median microseconds of a batch step of the environments from Python, random actions."""
-    from agents.scripts import environments
-    from agents.tools import envs
-    config = _config(config_name)
-    batch = envs.make_batch_env(
-        'parallel', environments.environment_constructors(config, config.num_agents),
-        return_infos=False)
-    try:
-        space = batch.action_space
-        space.seed(0)
-        actions = np.stack([space.sample() for _ in range(config.num_agents)])
-        batch.reset()
-        latencies = []
-        for _ in range(steps):
-            start = time.perf_counter()
-            _, _, terminated, truncated = batch.step(actions)[:4]
-            latencies.append(time.perf_counter() - start)
-            done = np.flatnonzero(terminated | truncated)
-            if done.size:
-                batch.reset(done)
-        return float(np.median(latencies)) * 1e6
-    finally:
-        batch.close()
-
-
 def _processor_name():
     processor = reporting.processor()
     wide = ' with AVX-512' if 'avx512f' in processor['extensions'] else ''
@@ -218,7 +193,8 @@ def main():
         os.path.dirname(reporting.results_dir(reporting.__file__)), 'probes', 'collection_overlap'))
     args = parser.parse_args()
     load = os.getloadavg()
-    environments = time_environments(args.config)
+    # The environments alone, back to back, as collection_profile.py times them.
+    environments = collection_profile.profile_environments(args.config, 2000)['0']['median']
     rows = []
     for repeat in range(args.repeats):
         row = dict(repeat=repeat)
