@@ -229,9 +229,10 @@ def humanoid():
     the first whose humanoid learned to walk): rollouts of 256 steps, 12 epochs
     of 256-step minibatches, a learning rate decaying linearly from 2.63e-4,
     discount 0.99, GAE 0.855, clip 0.261 and an initial noise of 0.577, on
-    the shared ReLU 256-unit networks. Confirmed on seeds 0-2
-    (benchmarks/results/tune/humanoid/); rl-baselines3-zoo's settings, shipped
-    before, stood at about 600.
+    the shared ReLU 256-unit networks (benchmarks/results/tune/humanoid/);
+    rl-baselines3-zoo's settings, shipped before, stood at about 600. Its ten
+    seeds spread widely at 1M: some stay below half of the others
+    (docs/results.md#mujoco).
     """
     return _mujoco(
         'Humanoid-v5', discount=0.99, gae_lambda=0.855, learning_rate=2.63e-4,
