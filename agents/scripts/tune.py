@@ -49,11 +49,11 @@ def main(argv):
     del argv  # Unused: the command's flags are in FLAGS.
     try:
         config_names.check(FLAGS.config)
-        space = FLAGS.space and space_file.load(FLAGS.space)
+        space = space_file.load(FLAGS.space) if FLAGS.space else None
     except ConfigError as error:
         command_line.exit_with(str(error))
     tensorflow_log.import_quietly()
-    _tune(space or None)
+    _tune(space)
 
 
 def _tune(space):
