@@ -261,7 +261,9 @@ def _write_saved_model(
 # directory, the file to write.
 _CONVERT_TO_TFLITE = """
 import sys
-import tensorflow as tf
+from agents.tools import process_memory
+with process_memory.skipping_unused_imports():
+    import tensorflow as tf
 converter = tf.lite.TFLiteConverter.from_saved_model(
     sys.argv[1], signature_keys=['serving_default', 'sample'])
 with open(sys.argv[2], 'wb') as file_:
