@@ -103,6 +103,8 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
     from agents.scripts import environments
     from agents.scripts import utility
 
+    if resume and checkpoint is None:
+        utility.check_resumable(logdir)
     if not config.rollout_length and config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',

@@ -185,10 +185,13 @@ def test_short_pendulum_run_improves_its_score():
     assert evaluations[-1].score > evaluations[0].score + 300
 
 
-@pytest.mark.integration
-def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+def test_resume_without_checkpoint_is_refused_before_anything_is_built(tmp_path, monkeypatch):
+    def build_nothing(*args, **kwargs):
+        raise AssertionError('environments built for a run with nothing to resume')
+    monkeypatch.setattr(utility, 'define_batch_env', build_nothing)
     config = utility.make_config(f'{__name__}:tiny_pendulum')
-    with pytest.raises(utility.ConfigError, match='No checkpoint'):
+    with pytest.raises(utility.ConfigError, match=(
+            f'^No checkpoint in {re.escape(str(tmp_path))}. Pass --checkpoint=')):
         list(train.train(config, str(tmp_path), 'inprocess', resume=True))
 
 

@@ -339,6 +339,21 @@ def initialize_variables(sess, store, checkpoint=None, resume=False):
     try:
         return store.restore(sess, checkpoint)
     except checkpoints.CheckpointError as error:
-        raise ConfigError(
-            f'{error} Pass --checkpoint=<path prefix> of one that restores, or start a new '
-            f'run without --timestamp.') from None
+        raise _unresumable(error) from None
+
+
+def check_resumable(logdir):
+    """Refuse to resume a run that has no checkpoint, before anything is built for it.
+
+    Raises:
+      ConfigError: If `logdir` holds no complete checkpoint.
+    """
+    if not checkpoints.Checkpoints(None, logdir).paths():
+        raise _unresumable(checkpoints.CheckpointError(f'No checkpoint in {logdir}.'))
+
+
+def _unresumable(error):
+    """The ConfigError of a resume that found nothing to restore, saying what to do."""
+    return ConfigError(
+        f'{error} Pass --checkpoint=<path prefix> of one that restores, or start a new '
+        f'run without --timestamp.')
