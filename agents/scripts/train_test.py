@@ -206,13 +206,14 @@ def test_same_seed_gives_same_first_observations_and_actions():
                 environments.environment_constructors(config, 4), 'inprocess')
             graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
             feed = {graph.is_training: True, graph.should_log: False, graph.force_reset: False}
-            with tf.compat.v1.Session() as sess:
+            with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 observations, actions = [], []
                 for _ in range(3):
                     sess.run(graph.done, feed)
-                    observations.append(sess.run(batch_env.observ))
-                    actions.append(sess.run(batch_env.action))
+                    observ, action = sess.run((batch_env.observ, batch_env.action))
+                    observations.append(observ)
+                    actions.append(action)
             batch_env.close()
         return np.array(observations), np.array(actions)
 
@@ -515,7 +516,7 @@ def test_sigterm_stores_a_restorable_checkpoint_and_leaves_nothing(
             environments.environment_constructors(config, config.num_agents), 'inprocess')
         graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
         store = utility.define_checkpoints(run)
-        with tf.compat.v1.Session() as sess:
+        with tf.compat.v1.Session(config=utility.session_config()) as sess:
             assert utility.initialize_variables(sess, store, resume=True) == checkpoint
             assert sess.run(graph.step) == int(checkpoint.rsplit('-', 1)[1])
         batch_env.close()

@@ -117,7 +117,7 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
         batch_env = utility.define_batch_env(constructors, 'inprocess')
         graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
         store = utility.define_checkpoints(logdir)
-        with tf.compat.v1.Session() as sess:
+        with tf.compat.v1.Session(config=utility.session_config()) as sess:
             utility.initialize_variables(sess, store, resume=True)
             feed = {graph.is_training: False, graph.should_log: False, graph.force_reset: True}
             for _ in range(num_steps):
