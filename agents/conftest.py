@@ -1,6 +1,8 @@
 """Suite-wide setup.
 
-Triton loads before any test imports TensorFlow (see `load_order`), and
+Triton loads before any test imports TensorFlow (see `load_order`), which
+then loads as the commands load it, without the modules of Keras that
+graph-mode training never uses (see `process_memory`); and
 Stable-Baselines3, which makes a log folder in the system's temporary directory
 for every model that learns, makes it in pytest's temporary directory instead.
 
@@ -16,8 +18,11 @@ import os
 import pytest
 
 from agents.tools import load_order
+from agents.tools import process_memory
 
 load_order.load_triton_before_tensorflow()
+with process_memory.skipping_unused_imports():
+    import tensorflow  # noqa: F401 (loaded as the commands load it)
 multiprocessing.set_forkserver_preload(
     ['__main__', 'agents.tools.envs', 'agents.tools.envs.testing'])
 
