@@ -348,8 +348,10 @@ def check_resumable(logdir):
     Raises:
       ConfigError: If `logdir` holds no complete checkpoint.
     """
-    if not checkpoints.Checkpoints(None, logdir).paths():
-        raise _unresumable(checkpoints.CheckpointError(f'No checkpoint in {logdir}.'))
+    try:
+        checkpoints.Checkpoints(None, logdir).check_exists()
+    except checkpoints.CheckpointError as error:
+        raise _unresumable(error) from None
 
 
 def _unresumable(error):

@@ -160,6 +160,11 @@ class Checkpoints:
             listed = sorted(self._files_on_disk(), key=_step_of)
         return [each for each in dict.fromkeys(listed) if os.path.exists(each + '.index')]
 
+    def check_exists(self):
+        """Raise `CheckpointError` if the directory holds no complete checkpoint."""
+        if not self.paths():
+            raise CheckpointError(f'No checkpoint in {self._directory}.')
+
     def restore(self, sess, path=None):
         """Restore a checkpoint: `path`, or the newest one that restores.
 
@@ -185,9 +190,8 @@ class Checkpoints:
             if reason:
                 raise CheckpointError(f'Cannot restore checkpoint {path}: {reason}.')
             return path
+        self.check_exists()
         candidates = self.paths()[::-1]
-        if not candidates:
-            raise CheckpointError(f'No checkpoint in {self._directory}.')
         failures = []
         for candidate in candidates:
             reason = self._try_restore(sess, candidate)
