@@ -105,6 +105,10 @@ final checkpoint of each run, exported with `python -m agents.scripts.export`,
 played for 10 episodes on seeds apart from training and evaluation by
 `benchmarks/export_play.py`, a process that loads TensorFlow and Gymnasium but
 not `agents` (`python benchmarks/export_runs.py`).
+
+**Peak memory** is the highest resident memory (RSS) of the trainer and its
+environment workers together, sampled at every evaluation of every run; SB3's
+runs do not record it.
 """
 
 
@@ -194,8 +198,8 @@ def _by_task(runs, library):
 def peer_table(runs, tasks, libraries):
     """Markdown rows of tasks whose peers ran here: final, best and steps to threshold."""
     lines = ['| task | library | seeds | at budget [95% CI] | best so far | '
-             'seeds at threshold | steps to threshold |',
-             '|---|---|---:|---:|---:|---:|---:|']
+             'seeds at threshold | steps to threshold | peak memory |',
+             '|---|---|---:|---:|---:|---:|---:|---:|']
     for task_name in tasks:
         task = learning.TASKS[task_name]
         for library in libraries:
@@ -210,15 +214,16 @@ def peer_table(runs, tasks, libraries):
                 f'| {learning.title(task)} | {library} | {len(group)} | '
                 f'{_estimate([_final(run) for run in group], "mean")} | '
                 f'{np.mean([_best(run) for run in group]):,.0f} | '
-                f'{sum(bool(each) for each in reached)} of {len(group)} | {steps} |')
+                f'{sum(bool(each) for each in reached)} of {len(group)} | {steps} | '
+                f'{peak_memory(group)} |')
     return lines
 
 
 def mujoco_table(runs, plays):
     """Markdown rows of the MuJoCo tasks: ten seeds with intervals, exports and anchors."""
     lines = ['| task | seeds | mean at 1M [95% CI] | IQM at 1M [95% CI] | best so far | '
-             'seeds at target | exported policy | target |',
-             '|---|---:|---:|---:|---:|---:|---:|---:|']
+             'seeds at target | exported policy | target | peak memory |',
+             '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
     grouped = _by_task(runs, 'agents')
     for task_name in learning.MUJOCO_TASKS:
         group = grouped.get(task_name)
@@ -233,8 +238,14 @@ def mujoco_table(runs, plays):
             f'| {learning.TASKS[task_name].env} | {len(group)} | {_estimate(finals, "mean")} | '
             f'{_estimate(finals, "iqm")} | {np.mean([_best(run) for run in group]):,.0f} | '
             f'{sum(score >= target for score in finals)} of {len(group)} | {exported} | '
-            f'{target:,} |')
+            f'{target:,} | {peak_memory(group)} |')
     return lines
+
+
+def peak_memory(runs):
+    """The highest resident memory any of the runs sampled, as 'N MiB'; '-' if none did."""
+    samples = [each[3] for run in runs for each in run['evaluations'] if len(each) > 3]
+    return f'{max(samples):,.0f} MiB' if samples else '-'
 
 
 def _final_play(plays, run):

@@ -81,8 +81,18 @@ def test_a_table_names_the_commits_and_processors_of_its_runs():
 def test_steps_to_threshold_need_every_seed_to_reach_it():
     reached = [_run('cartpole', seed, [200.0, 500.0]) for seed in range(2)]
     short = reached + [_run('cartpole', 2, [200.0, 300.0])]
-    assert report.peer_table(reached, ['cartpole'], ['agents'])[2].endswith('| 2 of 2 | 100k |')
-    assert report.peer_table(short, ['cartpole'], ['agents'])[2].endswith('| 2 of 3 | - |')
+    assert report.peer_table(reached, ['cartpole'], ['agents'])[2].endswith(
+        '| 2 of 2 | 100k | - |')
+    assert report.peer_table(short, ['cartpole'], ['agents'])[2].endswith('| 2 of 3 | - | - |')
+
+
+def test_peak_memory_is_the_highest_sample_of_any_run():
+    runs = [dict(library='agents', task='hopper', seed=seed, evaluations=[
+        [50_000, 1.0, 1.0, first], [100_000, 2.0, 2.0, last]])
+        for seed, (first, last) in enumerate([(900.0, 910.2), (1020.4, 950.0)])]
+    (row,) = report.mujoco_table(runs, {})[2:]
+    assert row.split('|')[9].strip() == '1,020 MiB'
+    assert report.peak_memory([_run('hopper', 0, [1.0])]) == '-'
 
 
 def test_a_readme_without_the_markers_is_refused():
