@@ -1,5 +1,9 @@
 """Tests of the results page: it is what the run files give, and its statistics are right."""
 
+import glob
+import os
+import re
+
 import numpy as np
 import pytest
 import report
@@ -28,6 +32,50 @@ def test_the_committed_page_and_readme_table_are_what_the_run_files_give(committ
         readme = file_.read()
     assert readme == report.readme_text(readme, committed_runs), (
         'The README results table is stale: run python benchmarks/report.py')
+
+
+def _result_figures(page):
+    """The figures of the page's result rows from 1,000 up, as the page writes them.
+
+    Shorter numbers, such as 500 or 938, are too common to be told from other figures.
+    """
+    anchors = {f'{anchor.score:,}' for anchors in report.ANCHORS.values() for anchor in anchors}
+    anchors |= {f'{target:,}' for target in report.TARGETS.values()}
+    figures = set()
+    for line in page.splitlines():
+        cells = line.strip('|').split('|')
+        if line.startswith('| ') and len(cells) > 3 and 'published by' not in line:
+            figures.update(re.findall(r'-?\d{1,3}(?:,\d{3})+', '|'.join(cells[2:])))
+    return figures - anchors
+
+
+def _pages_that_link_to_the_results():
+    """README.md outside its generated table, docs/, CHANGELOG.md and benchmarks/README.md."""
+    with open(report.README) as file_:
+        readme = file_.read()
+    begin, end = (readme.index(marker) for marker in report.README_MARKERS)
+    texts = {'README.md': readme[:begin] + readme[end:]}
+    paths = [os.path.join(report.ROOT, 'CHANGELOG.md'),
+             os.path.join(report.ROOT, 'benchmarks', 'README.md'),
+             *glob.glob(os.path.join(report.ROOT, 'docs', '**', '*.md'), recursive=True)]
+    for path in paths:
+        if path != report.PAGE:
+            with open(path) as file_:
+                texts[os.path.relpath(path, report.ROOT)] = file_.read()
+    return texts
+
+
+def test_no_other_page_copies_a_figure_of_the_results_page(page):
+    # The folders of benchmarks/results/ keep the records of their own runs and
+    # of the decisions; the pages a reader starts from link to the results.
+    figures = _result_figures(page)
+    assert figures, 'the page has no figures to look for'
+    copies = {
+        name: sorted(figure for figure in figures
+                     if re.search(rf'(?<![\d,.]){re.escape(figure)}(?![\d,])', text))
+        for name, text in _pages_that_link_to_the_results().items()}
+    assert not {name: found for name, found in copies.items() if found}, (
+        'link to docs/results.md instead of copying its figures')
 
 
 def test_the_page_stays_short(page):
