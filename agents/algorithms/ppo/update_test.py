@@ -79,9 +79,15 @@ _RECURRENT_ROLLOUTS = dict(
 
 
 
+# Compiling with XLA takes seconds: those cases are left to the integration tier.
+_COMPILED = pytest.mark.integration
+
+
 @pytest.mark.parametrize('gradient_graph, network', [
-    ('inline', {}), ('xla', {}), ('xla_update', {}), ('xla_update', _RECURRENT_ROLLOUTS)],
-    ids=['inline', 'xla', 'xla_update', 'xla_update-recurrent'])
+    pytest.param('inline', {}, id='inline'),
+    pytest.param('xla', {}, id='xla', marks=_COMPILED),
+    pytest.param('xla_update', {}, id='xla_update', marks=_COMPILED),
+    pytest.param('xla_update', _RECURRENT_ROLLOUTS, id='xla_update-recurrent', marks=_COMPILED)])
 def test_every_gradient_graph_trains_alike(gradient_graph, network):
     # Same seed, same experience: inline, or each step or the whole update
     # compiled by XLA, the loss and gradients move the weights as the function
@@ -158,7 +164,8 @@ def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection)
 
 
 
-@pytest.mark.parametrize('gradient_graph', ['function', 'xla_update'])
+@pytest.mark.parametrize('gradient_graph', [
+    'function', pytest.param('xla_update', marks=_COMPILED)])
 @pytest.mark.parametrize('network', [
     networks.feed_forward_gaussian, networks.recurrent_gaussian])
 def test_each_update_step_sees_the_weights_of_the_step_before(network, gradient_graph):
