@@ -18,14 +18,12 @@ def test_recurrent_policy_trains_on_chunks():
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
 
 
-
 def test_clipped_actions_train_to_finite_weights():
     # A wide policy sends most actions beyond the bounds, onto their probability mass.
     config = testing.config(action_bounds=(-1.0, 1.0), init_std=3.0)
     before, after = testing.weights_before_and_after_training(config)
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
     assert all(np.isfinite(weight).all() for weight in after)
-
 
 
 @pytest.mark.parametrize('kl_target, bound', [(1e6, 0.5), (1e-9, 2.0)])
@@ -36,7 +34,6 @@ def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
         kl_target=kl_target, kl_penalty_bounds=(0.5, 2.0), learning_rate=0.01, update_epochs=1)
     result = testing.train_steps(config, durations=(2, 2), steps=24)
     assert result['penalty'] == pytest.approx(bound)
-
 
 
 @pytest.mark.parametrize('schedule, learning_rate', [('constant', 1e-4), ('linear', 2e-5)])
@@ -52,12 +49,10 @@ def test_updates_train_with_the_scheduled_learning_rate(schedule, learning_rate)
     assert result['summary']['training/clip_ratio'] == pytest.approx(0.2)
 
 
-
 def _update_size(result):
     return np.sqrt(sum(
         np.sum(np.square(after - before))
         for before, after in zip(result['before'], result['after'])))
-
 
 
 def test_gradient_clipping_bounds_the_update():
@@ -73,10 +68,8 @@ def test_gradient_clipping_bounds_the_update():
     assert 0 < update_size(1e-3) <= 1e-3 * (1 + 1e-5)
 
 
-
 _RECURRENT_ROLLOUTS = dict(
     network=networks.recurrent_gaussian, minibatch_size=None, chunk_length=2, batch_size=2)
-
 
 
 # Compiling with XLA takes seconds: those cases are left to the integration tier.
@@ -107,7 +100,6 @@ def test_every_gradient_graph_trains_alike(gradient_graph, network):
         np.testing.assert_allclose(weight_plain, weight_compiled, rtol=1e-4, atol=1e-5)
 
 
-
 @pytest.mark.integration
 def test_the_scripts_xla_emitters_train_alike_too():
     # The command line scripts compile with XLA's classic emitters, which XLA
@@ -121,7 +113,6 @@ def test_the_scripts_xla_emitters_train_alike_too():
         capture_output=True, text=True, env=environment)
     assert result.returncode == 0, result.stdout[-3000:]
     assert '1 passed' in result.stdout
-
 
 
 def test_update_on_short_episodes_touches_only_their_steps():
@@ -139,7 +130,6 @@ def test_update_on_short_episodes_touches_only_their_steps():
         long_['summary']['training/value_loss'], rel=1e-5)
     for weight_short, weight_long in zip(short['after'], long_['after']):
         np.testing.assert_allclose(weight_short, weight_long, rtol=1e-5, atol=1e-6)
-
 
 
 @pytest.mark.parametrize('network', [
@@ -161,7 +151,6 @@ def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection)
     assert result['summary']['training/kl'] < 1e-7
     assert result['summary']['training/kl_change'] < 1e-7
     assert result['summary']['training/clip_fraction'] == 0.0
-
 
 
 @pytest.mark.parametrize('gradient_graph', [
