@@ -9,27 +9,32 @@ counted), against TensorFlow's default set measured in the same invocation.
 
 Sets (`--variants`):
   default      TensorFlow's default optimizers (`GRAPH_OPTIMIZERS = None`).
-  dependency   Dependency optimization only: what the scripts run
-               (`agents.scripts.utility.GRAPH_OPTIMIZERS`).
+  dependency   Dependency optimization only, in one pass: what the scripts
+               run (`agents.scripts.utility.GRAPH_OPTIMIZERS` and
+               `GRAPH_OPTIMIZER_PASSES`).
+  dependency2  Dependency optimization only, in TensorFlow's default two passes.
   none         No graph optimization at all.
 
 Each run is its own process; runs alternate between the sets, so load
 changes hit every set alike. Usage:
 
     python benchmarks/graph_rewrites.py [--configs pendulum,cartpole,cheetah]
-        [--variants default,dependency,none] [--repeats 2] [--phases 6]
+        [--variants default,dependency,dependency2,none] [--repeats 2] [--phases 6]
         [--out benchmarks/results/graph_rewrites/graph_rewrites.md]
 """
 
 import phase_timing
 
-VARIANTS = {'default': None, 'dependency': ('dependency',), 'none': ()}
+# Variant -> (optimizers, passes).
+VARIANTS = {
+    'default': (None, 2), 'dependency': (('dependency',), 1),
+    'dependency2': (('dependency',), 2), 'none': ((), 1)}
 
 
 def train_once(config_name, variant, phases):
     """Train `phases` phases of a config with a set of optimizers; their seconds."""
     from agents.scripts import utility
-    utility.GRAPH_OPTIMIZERS = VARIANTS[variant]
+    utility.GRAPH_OPTIMIZERS, utility.GRAPH_OPTIMIZER_PASSES = VARIANTS[variant]
     return phase_timing.train_phases(config_name, phases)
 
 

@@ -238,19 +238,25 @@ class SignalSafeSession(tf.compat.v1.Session):
 # add. The default set took 0.7-1.3 s more at the first run of a training graph
 # and made later steps no faster (benchmarks/graph_rewrites.py).
 GRAPH_OPTIMIZERS = ('dependency',)
+# Passes of those optimizers over a graph: 1, or 2 (TensorFlow's default). A
+# second pass made no training phase faster, and made each new set of fetches
+# cost more at its first run (benchmarks/probes/optimizer_passes.py).
+GRAPH_OPTIMIZER_PASSES = 1
 
 
 def session_config():
     """Session options of the scripts.
 
     Operations asked for a GPU run on the CPU where there is none, and Grappler
-    runs only the optimizers of `GRAPH_OPTIMIZERS`.
+    runs only the optimizers of `GRAPH_OPTIMIZERS`, in `GRAPH_OPTIMIZER_PASSES`
+    passes.
     """
     config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
     if GRAPH_OPTIMIZERS is not None:
         rewrites = config.graph_options.rewrite_options
         rewrites.optimizers.extend(GRAPH_OPTIMIZERS)
         rewrites.disable_meta_optimizer = not GRAPH_OPTIMIZERS
+        rewrites.meta_optimizer_iterations = GRAPH_OPTIMIZER_PASSES
     return config
 
 

@@ -160,6 +160,9 @@ def test_session_config_removes_control_dependency_no_ops_and_keeps_the_order():
         return result, nodes.count('NoOp') + nodes.count('Identity')
 
     ours, unoptimized = utility.session_config(), tf.compat.v1.ConfigProto()
+    rewrites = ours.graph_options.rewrite_options
+    assert list(rewrites.optimizers) == ['dependency']
+    assert rewrites.meta_optimizer_iterations == rewrites.ONE
     unoptimized.graph_options.rewrite_options.disable_meta_optimizer = True
     (result, no_ops), (expected, unoptimized_no_ops) = run(ours), run(unoptimized)
     assert result == expected == 20.0
