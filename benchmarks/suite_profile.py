@@ -129,9 +129,10 @@ def profile(pytest_args, rows_path):
     return code, totals
 
 
-def _markdown(command, record, totals, rows, slowest=10):
+def _markdown(command, record, rows, slowest=10):
     """The results page: the run's totals, then the slowest files."""
     files = per_file(rows)
+    totals = record['totals']
     machine = totals['machine_cpu']
     processor = record['processor']
     lines = [
@@ -179,7 +180,7 @@ def main(argv=None):
     command = ' '.join(
         ['python benchmarks/suite_profile.py'] + (sys.argv[1:] if argv is None else argv))
     reporting.write_results(
-        args.out, 'suite_profile', _markdown(command, record, totals, rows),
+        args.out, 'suite_profile', _markdown(command, record, rows),
         dict(record, tests=rows))
     return code
 

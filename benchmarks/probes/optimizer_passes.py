@@ -26,7 +26,6 @@ optimizer_passes/ (or --out). Run nothing else meanwhile.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import phase_timing  # noqa: E402  pylint: disable=wrong-import-position
 import reporting  # noqa: E402  pylint: disable=wrong-import-position
 
 # Setting -> (optimizers, passes) of `agents.scripts.utility`.
@@ -88,10 +88,7 @@ def main():
     results = {setting: [] for setting in SETTINGS}
     for _ in range(args.repeats):
         for setting in SETTINGS:
-            output = subprocess.run(
-                [sys.executable, __file__, f'--child={setting}'], check=True,
-                capture_output=True, text=True).stdout
-            results[setting].append(json.loads(output.strip().splitlines()[-1]))
+            results[setting].append(phase_timing.run_child(__file__, setting))
     record = reporting.run_record(load_before)
     lines = [
         f'Command: `python benchmarks/probes/optimizer_passes.py --repeats {args.repeats}`; '
