@@ -18,11 +18,11 @@ import collections
 import glob
 import json
 import os
-import re
 import sys
 
 import learning
 import numpy as np
+import reporting
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = os.path.join(ROOT, 'benchmarks', 'results', 'learning', 'runs')
@@ -377,12 +377,7 @@ def readme_table(runs):
 
 def readme_text(readme, runs):
     """The README with its results table replaced by the one the runs give."""
-    begin, end = (re.escape(marker) for marker in README_MARKERS)
-    pattern = re.compile(f'{begin}\n.*?{end}', re.DOTALL)
-    if not pattern.search(readme):
-        raise ValueError(f'README.md lacks the markers {README_MARKERS}.')
-    table = f'{README_MARKERS[0]}\n{readme_table(runs)}\n{README_MARKERS[1]}'
-    return pattern.sub(lambda _: table, readme)
+    return reporting.replace_block(readme, README_MARKERS, readme_table(runs), 'README.md')
 
 
 def plot_curves(runs):

@@ -54,9 +54,9 @@ def processor():
             'extensions': sorted(flag for flag in flags if flag.startswith(('avx', 'amx')))}
 
 
-def commit():
-    """The commit of the checkout this script runs from, marked `+changes` when it has any."""
-    here = os.path.dirname(os.path.abspath(__file__))
+def commit(checkout=None):
+    """The commit of a checkout, marked `+changes` when it has any; this script's by default."""
+    here = checkout or os.path.dirname(os.path.abspath(__file__))
     def git(*args):
         return subprocess.run(['git', *args], cwd=here, capture_output=True, text=True,
                               check=True).stdout.strip()
@@ -72,6 +72,25 @@ def write_results(out, name, text, data):
         file_.write(text)
     with open(os.path.join(out, f'{name}.json'), 'w') as file_:
         json.dump(data, file_)
+
+
+def replace_block(text, markers, block, name):
+    """`text` with what lies between its two marker lines replaced by `block`.
+
+    Args:
+      text: The text of a page that holds a generated block.
+      markers: Pair of the lines that open and close the block.
+      block: The block's new text, without the markers.
+      name: The page's name, for the error.
+
+    Raises:
+      ValueError: If the page lacks the markers.
+    """
+    begin, end = (re.escape(marker) for marker in markers)
+    pattern = re.compile(f'{begin}\n.*?{end}', re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f'{name} lacks the markers {markers}.')
+    return pattern.sub(lambda _: f'{markers[0]}\n{block}\n{markers[1]}', text)
 
 
 def batch_tasks(text):

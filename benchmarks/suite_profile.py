@@ -1,21 +1,31 @@
-"""Where the test suite's time goes, test by test.
+"""Where the test suite's time goes, tier by tier and test by test.
 
-    python benchmarks/suite_profile.py [--out DIR] [-- pytest arguments]
+    python benchmarks/suite_profile.py [--against CHECKOUT]
+    python benchmarks/suite_profile.py --check
+    python benchmarks/suite_profile.py --out DIR -- [pytest arguments]
 
-runs `python -m pytest` (the README's test command, or the arguments given
-after `--`) with this module as a pytest plugin. Around each test, in each
-pytest process, the plugin records the test's duration, the CPU time of the
-process and of the subprocesses it waited for (`resource.getrusage`), and
-the number of TensorFlow operations the process built. The script adds the
-run's wall time and the whole machine's CPU time over the run (from
-`/proc/stat`, on Linux), which includes processes nobody waits for, such as
-Ray's actors and environment workers. Stop other work first: the machine's
-CPU counts everything that runs.
+The first form measures the suite's two tiers one after the other: the unit
+tier (`python -m pytest -m "not slow and not integration"`) and the default
+run (`python -m pytest`, the README's test command, which CI runs). With
+`--against`, it first measures the default run of another checkout of this
+repository (for example one made with `git worktree add ../old f777262`), so
+that both are timed in one sitting. It writes every test's row to
+benchmarks/results/suite_profile/suite_profile.json and, from that file, the
+tables of CONTRIBUTING.md#tests between their markers. `--check` writes
+nothing and exits 1 if those tables are not what the committed file gives.
 
-Writes suite_profile.md (totals and the slowest files) and suite_profile.json
-(every test's row, the commit and the processor) to --out, by default
-benchmarks/results/suite_profile/. CONTRIBUTING.md#tests states what the
-figures say.
+The last form profiles one pytest run of the given arguments and writes its
+tables (suite_profile.md) and rows (suite_profile.json) to DIR, for a closer
+look at part of the suite.
+
+Each run is `python -m pytest` with this module as a plugin. Around each test,
+in each pytest process, the plugin records the test's outcome and duration,
+the CPU time of the process and of the subprocesses it waited for
+(`resource.getrusage`), and the number of TensorFlow operations the process
+built. The script adds each run's wall time and the whole machine's CPU time
+over it (from `/proc/stat`, on Linux), which includes processes nobody waits
+for, such as Ray's actors and environment workers. Stop other work first: the
+machine's CPU counts everything that runs.
 """
 
 import argparse
@@ -32,6 +42,17 @@ import pytest
 
 _ROWS_VARIABLE = 'SUITE_PROFILE_ROWS'
 _OPERATIONS = [0]
+_OUTCOMES = {}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONTRIBUTING = os.path.join(ROOT, 'CONTRIBUTING.md')
+CONTRIBUTING_MARKERS = ('<!-- suite tables: written by benchmarks/suite_profile.py -->',
+                        '<!-- end of suite tables -->')
+# The tiers of CONTRIBUTING.md#tests: name, how it is run, and its pytest arguments.
+TIERS = (
+    ('unit', 'python -m pytest -m "not slow and not integration"',
+     ['-m', 'not slow and not integration']),
+    ('default (README, CI)', 'python -m pytest', []))
+SLOWEST = 10
 
 
 def _count_operations():
@@ -57,9 +78,17 @@ def _cpu_seconds():
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+def pytest_runtest_logreport(report):
+    """Keep each test's outcome: failed if any phase failed, skipped if one skipped."""
+    if report.failed:
+        _OUTCOMES[report.nodeid] = 'failed'
+    elif report.skipped:
+        _OUTCOMES.setdefault(report.nodeid, 'skipped')
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
-    """Record one test's duration, CPU and operations built, as a line of JSON."""
+    """Record one test's outcome, duration, CPU and operations built, as a line of JSON."""
     path = os.environ.get(_ROWS_VARIABLE)
     if not path:
         yield
@@ -72,8 +101,10 @@ def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
     yield
     own_after, children_after = _cpu_seconds()
     row = dict(
-        test=item.nodeid, seconds=time.perf_counter() - start, cpu=own_after - own,
-        subprocess_cpu=children_after - children, operations=_OPERATIONS[0] - operations)
+        test=item.nodeid, outcome=_OUTCOMES.pop(item.nodeid, 'passed'),
+        seconds=round(time.perf_counter() - start, 4), cpu=round(own_after - own, 4),
+        subprocess_cpu=round(children_after - children, 4),
+        operations=_OPERATIONS[0] - operations)
     with open(path, 'a', encoding='utf-8') as rows:
         rows.write(json.dumps(row) + '\n')
 
@@ -110,79 +141,203 @@ def per_file(rows):
     return sorted(summed, key=lambda each: -each['seconds'])
 
 
-def profile(pytest_args, rows_path):
-    """Run pytest with this module as a plugin; return its exit code and the run's totals."""
+def profile(pytest_args, checkout=ROOT):
+    """Run pytest in a checkout with this module as a plugin.
+
+    Args:
+      pytest_args: Arguments after `python -m pytest`.
+      checkout: The directory of the checkout whose tests run; its `agents`
+        package is the one imported.
+
+    Returns:
+      Dict of the run: `pytest_args`, `commit`, `exit_code`, `totals` (the
+      wall seconds, the CPU of pytest and the processes it waited for, and
+      the machine's CPU), `outcomes` (the count of tests by outcome) and
+      `tests`, one row per test.
+    """
+    import reporting  # pylint: disable=import-outside-toplevel
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, **{_ROWS_VARIABLE: rows_path})
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [here, env.get('PYTHONPATH')]))
-    machine_before, start = machine_cpu_seconds(), time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    code = subprocess.call(
-        [sys.executable, '-m', 'pytest', '-p', 'suite_profile', '-p', 'no:cacheprovider']
-        + pytest_args, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    machine_after = machine_cpu_seconds()
+    with tempfile.TemporaryDirectory() as directory:
+        rows_path = os.path.join(directory, 'rows.jsonl')
+        env = dict(os.environ, **{_ROWS_VARIABLE: rows_path})
+        env['PYTHONPATH'] = os.pathsep.join(filter(None, [checkout, here, env.get('PYTHONPATH')]))
+        machine_before, start = machine_cpu_seconds(), time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        code = subprocess.call(
+            [sys.executable, '-m', 'pytest', '-p', 'suite_profile', '-p', 'no:cacheprovider']
+            + pytest_args, env=env, cwd=checkout)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        machine_after = machine_cpu_seconds()
+        rows = []
+        if os.path.exists(rows_path):
+            with open(rows_path, encoding='utf-8') as lines:
+                rows = [json.loads(line) for line in lines]
     totals = dict(
         seconds=time.perf_counter() - start,
         waited_cpu=(after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         machine_cpu=None if machine_before is None else machine_after - machine_before)
-    return code, totals
+    outcomes = collections.Counter(row['outcome'] for row in rows)
+    return dict(pytest_args=pytest_args, commit=reporting.commit(checkout), exit_code=code,
+                totals=totals, outcomes=dict(outcomes), tests=rows)
 
 
-def _markdown(command, record, rows, slowest=10):
-    """The results page: the run's totals, then the slowest files."""
-    files = per_file(rows)
-    totals = record['totals']
-    machine = totals['machine_cpu']
+def _counts(run):
+    """The outcomes of a run's tests, as pytest's summary says them: '3 passed, 1 skipped'."""
+    counts = run['outcomes']
+    return ', '.join(f'{counts[outcome]:,} {outcome}'
+                     for outcome in ('passed', 'failed', 'skipped') if counts.get(outcome))
+
+
+def _number(value):
+    return 'not measured' if value is None else f'{value:,.0f}'
+
+
+def _seconds(value):
+    return 'not measured' if value is None else f'{value:,.0f} s'
+
+
+def _machine_line(record):
     processor = record['processor']
-    lines = [
-        '# Where the test suite\'s time goes', '',
-        f'`{command}` at commit {record["commit"]}, on {processor["model"]}'
-        f'{" with AVX-512" if "avx512f" in processor["extensions"] else ""} '
-        f'({record["machine"]["cores"]} cores); {len(rows)} '
-        f'tests in {totals["seconds"]:.0f} s; load average '
-        f'{record["machine"]["load_before"][0]:.2f} before, '
-        f'{record["machine"]["load_after"][0]:.2f} after.', '',
+    avx512 = ' with AVX-512' if 'avx512f' in processor['extensions'] else ''
+    machine = record['machine']
+    return (f'{processor["model"]}{avx512}, {machine["cores"]} cores, Python '
+            f'{machine["python"]}; load average {machine["load_before"][0]:.2f} before, '
+            f'{machine["load_after"][0]:.2f} after; {record["date"][:10]}')
+
+
+def cpu_table(run):
+    """Markdown lines: where a run's CPU seconds went."""
+    rows, totals = run['tests'], run['totals']
+    return [
         '| CPU seconds | |', '| --- | ---: |',
-        f'| pytest processes, inside tests | {sum(row["cpu"] for row in rows):.0f} |',
+        f'| pytest processes, inside tests | {sum(row["cpu"] for row in rows):,.0f} |',
         f'| subprocesses they waited for, inside tests | '
-        f'{sum(row["subprocess_cpu"] for row in rows):.0f} |',
-        f'| pytest and every process it waited for | {totals["waited_cpu"]:.0f} |',
-        f'| the whole machine | {"not measured" if machine is None else f"{machine:.0f}"} |',
-        '', f'Operations built: {sum(row["operations"] for row in rows):,}.', '',
-        f'The {slowest} slowest files, by the sum of their tests\' durations:', '',
+        f'{sum(row["subprocess_cpu"] for row in rows):,.0f} |',
+        f'| pytest and every process it waited for | {totals["waited_cpu"]:,.0f} |',
+        f'| the whole machine | {_number(totals["machine_cpu"])} |', '',
+        f'Operations built: {sum(row["operations"] for row in rows):,}.']
+
+
+def slowest_table(run, slowest=SLOWEST):
+    """Markdown lines: the slowest files of a run, with their CPU and operations."""
+    lines = [
         '| file | tests | seconds | CPU, pytest | CPU, subprocesses | operations built |',
         '| --- | ---: | ---: | ---: | ---: | ---: |']
     lines += [
         f'| `{each["file"]}` | {each["tests"]} | {each["seconds"]:.0f} | {each["cpu"]:.0f} | '
-        f'{each["subprocess_cpu"]:.0f} | {each["operations"]:,} |' for each in files[:slowest]]
+        f'{each["subprocess_cpu"]:.0f} | {each["operations"]:,} |'
+        for each in per_file(run['tests'])[:slowest]]
+    return lines
+
+
+def tiers_text(record):
+    """The tables of CONTRIBUTING.md#tests, from a record of the tiers' runs."""
+    tiers = [run for run in record['runs'] if 'against' not in run]
+    lines = [
+        f'`python benchmarks/suite_profile.py` at commit {tiers[0]["commit"]}, one tier after '
+        f'the other on {_machine_line(record)}; every row of '
+        '[suite_profile.json](benchmarks/results/suite_profile/suite_profile.json).', '',
+        '| tier | command | tests | wall | CPU, pytest and what it waited for '
+        '| CPU, whole machine |',
+        '| --- | --- | --- | ---: | ---: | ---: |']
+    for run in tiers:
+        totals = run['totals']
+        lines.append(
+            f'| {run["tier"]} | `{run["command"]}` | {_counts(run)} | '
+            f'{_seconds(totals["seconds"])} | {_seconds(totals["waited_cpu"])} | '
+            f'{_seconds(totals["machine_cpu"])} |')
+    default = tiers[-1]
+    for run in record['runs']:
+        if 'against' in run:
+            lines += ['', (
+                f'In the same sitting, just before, the default run at commit {run["commit"]} '
+                f'took {_seconds(run["totals"]["seconds"])} ({_counts(run)}): this '
+                f'checkout\'s takes {default["totals"]["seconds"] / run["totals"]["seconds"]:.2f}x '
+                'its time.')]
+    lines += ['', 'Where the default run\'s CPU went, test by test:', '']
+    lines += cpu_table(default)
+    lines += ['', f'The {SLOWEST} slowest files of the default run, by the sum of their tests\' '
+              'durations (three processes share two cores, so a sum includes waiting for a '
+              'core):', '']
+    lines += slowest_table(default)
+    return '\n'.join(lines)
+
+
+def run_page(command, record):
+    """The page of one run of the last form: its totals, then its slowest files."""
+    (run,) = record['runs']
+    lines = [
+        '# Where the test suite\'s time goes', '',
+        f'`{command}` at commit {run["commit"]} on {_machine_line(record)}; '
+        f'{_counts(run)} in {_seconds(run["totals"]["seconds"])}.', '']
+    lines += cpu_table(run)
+    lines += ['', f'The {SLOWEST} slowest files, by the sum of their tests\' durations:', '']
+    lines += slowest_table(run)
     return '\n'.join(lines) + '\n'
 
 
+def contributing_text(record):
+    """CONTRIBUTING.md with the tables the record gives between its markers."""
+    import reporting  # pylint: disable=import-outside-toplevel
+    with open(CONTRIBUTING, encoding='utf-8') as file_:
+        text = file_.read()
+    return reporting.replace_block(
+        text, CONTRIBUTING_MARKERS, tiers_text(record), 'CONTRIBUTING.md')
+
+
 def main(argv=None):
-    """Profile a pytest run and write its results; return pytest's exit code."""
+    """Profile the tiers (or one run) and write the results; return pytest's worst exit code."""
     # Imported here: pytest processes load this module as a plugin, and
     # `reporting` imports Gymnasium.
     import reporting  # pylint: disable=import-outside-toplevel
 
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--out', default=reporting.results_dir(__file__))
+    parser.add_argument('--out', default=None, help='write one run of the pytest arguments here')
+    parser.add_argument('--against', default=None, help='another checkout to time first')
+    parser.add_argument('--check', action='store_true',
+                        help='write nothing; exit 1 if CONTRIBUTING.md is stale')
     args, pytest_args = parser.parse_known_args(argv)
+    pytest_args = [arg for arg in pytest_args if arg != '--']
+    results = reporting.results_dir(__file__)
+    if args.check:
+        path = os.path.join(results, 'suite_profile.json')
+        stale = not os.path.exists(path)
+        if not stale:
+            with open(path, encoding='utf-8') as file_:
+                expected = contributing_text(json.load(file_))
+            with open(CONTRIBUTING, encoding='utf-8') as file_:
+                stale = file_.read() != expected
+        if stale:
+            print('Stale: CONTRIBUTING.md; run python benchmarks/suite_profile.py.',
+                  file=sys.stderr)
+        return int(stale)
+    if bool(args.out) != bool(pytest_args):
+        parser.error('give both --out DIR and pytest arguments after --, or neither')
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as directory:
-        rows_path = os.path.join(directory, 'rows.jsonl')
-        code, totals = profile([arg for arg in pytest_args if arg != '--'], rows_path)
-        with open(rows_path, encoding='utf-8') as lines:
-            rows = [json.loads(line) for line in lines]
-    record = dict(
-        reporting.run_record(load_before), commit=reporting.commit(),
-        processor=reporting.processor(), exit_code=code, totals=totals)
+    if args.out:
+        runs = [profile(pytest_args)]
+    else:
+        runs = []
+        if args.against:
+            # Its totals and outcomes; its rows would double the results file.
+            against = dict(profile([], os.path.abspath(args.against)), against=args.against)
+            runs.append(dict(against, tests=[]))
+        runs += [dict(profile(tier_args), tier=name, command=command)
+                 for name, command, tier_args in TIERS]
+    record = dict(reporting.run_record(load_before), processor=reporting.processor(), runs=runs)
     command = ' '.join(
         ['python benchmarks/suite_profile.py'] + (sys.argv[1:] if argv is None else argv))
-    reporting.write_results(
-        args.out, 'suite_profile', _markdown(command, record, rows),
-        dict(record, tests=rows))
-    return code
+    if args.out:
+        reporting.write_results(args.out, 'suite_profile', run_page(command, record), record)
+    else:
+        os.makedirs(results, exist_ok=True)
+        with open(os.path.join(results, 'suite_profile.json'), 'w', encoding='utf-8') as file_:
+            json.dump(record, file_)
+        text = contributing_text(record)
+        with open(CONTRIBUTING, 'w', encoding='utf-8') as file_:
+            file_.write(text)
+        print(tiers_text(record))
+    return max(run['exit_code'] for run in runs)
 
 
 if __name__ == '__main__':

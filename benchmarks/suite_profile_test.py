@@ -1,5 +1,6 @@
 """The suite profile: its sums, and its plugin's rows of a real pytest run."""
 
+import collections
 import json
 import textwrap
 import time
@@ -8,9 +9,16 @@ import pytest
 import suite_profile
 
 
-def _row(test, seconds, cpu=0.0, subprocess_cpu=0.0, operations=0):
-    return dict(test=test, seconds=seconds, cpu=cpu, subprocess_cpu=subprocess_cpu,
-                operations=operations)
+def _row(test, seconds, cpu=0.0, subprocess_cpu=0.0, operations=0, outcome='passed'):
+    return dict(test=test, outcome=outcome, seconds=seconds, cpu=cpu,
+                subprocess_cpu=subprocess_cpu, operations=operations)
+
+
+def _run(rows, seconds, **keys):
+    return dict(
+        keys, commit='abc1234', exit_code=0, tests=rows,
+        outcomes=dict(collections.Counter(row['outcome'] for row in rows)),
+        totals=dict(seconds=seconds, waited_cpu=2 * seconds, machine_cpu=None))
 
 
 def test_files_sum_their_tests_longest_first():
@@ -34,18 +42,42 @@ def test_the_machines_cpu_seconds_grow_with_work():
     assert suite_profile.machine_cpu_seconds() - before >= 0.1
 
 
+def test_the_tiers_tables_give_each_tier_and_the_checkout_measured_against():
+    rows = [_row('a_test.py::test_one', 1.0, operations=1234),
+            _row('b_test.py::test_two', 2.0, outcome='skipped')]
+    record = dict(
+        date='2026-11-29T12:00:00', processor=dict(model='Some CPU', extensions=['avx512f']),
+        machine=dict(cores=2, python='3.11.7', load_before=[0.5], load_after=[1.5]),
+        runs=[_run([], 200.0, against='../old'),
+              _run(rows[:1], 30.0, tier='unit', command='python -m pytest -m unit'),
+              _run(rows, 100.0, tier='default', command='python -m pytest')])
+    text = suite_profile.tiers_text(record)
+    assert 'at commit abc1234, one tier after the other on Some CPU with AVX-512, 2 cores' in text
+    assert '| unit | `python -m pytest -m unit` | 1 passed | 30 s | 60 s | not measured |' in text
+    assert '| default | `python -m pytest` | 1 passed, 1 skipped | 100 s | 200 s |' in text
+    assert 'the default run at commit abc1234 took 200 s' in text
+    assert "this checkout's takes 0.50x its time" in text
+    slowest = text.index('| `b_test.py` | 1 | 2 |')
+    assert slowest < text.index('| `a_test.py` | 1 | 1 | 0 | 0 | 1,234 |')
+
+
 @pytest.mark.integration
 def test_a_run_records_each_tests_operations_and_subprocess_cpu(tmp_path):
     (tmp_path / 'sample_test.py').write_text(textwrap.dedent('''\
         import subprocess
         import sys
 
+        import pytest
         import tensorflow as tf
 
 
         def test_builds_a_graph():
             with tf.Graph().as_default():
                 tf.constant(1.0) + tf.constant(2.0)
+
+
+        def test_skips():
+            pytest.skip('Nothing to check.')
 
 
         def test_waits_for_a_busy_subprocess():
@@ -57,10 +89,13 @@ def test_a_run_records_each_tests_operations_and_subprocess_cpu(tmp_path):
     code = suite_profile.main(
         [f'--out={out}', '--', str(tmp_path / 'sample_test.py'), '-q', f'--rootdir={tmp_path}'])
     assert code == 0
-    record = json.loads((out / 'suite_profile.json').read_text())
-    rows = {row['test'].split('::')[1]: row for row in record['tests']}
+    (run,) = json.loads((out / 'suite_profile.json').read_text())['runs']
+    rows = {row['test'].split('::')[1]: row for row in run['tests']}
     assert rows['test_builds_a_graph']['operations'] == 3
     assert rows['test_waits_for_a_busy_subprocess']['subprocess_cpu'] >= 0.4
-    assert record['totals']['waited_cpu'] >= 0.4
+    assert run['totals']['waited_cpu'] >= 0.4
+    assert rows['test_skips']['outcome'] == 'skipped'
+    assert rows['test_builds_a_graph']['outcome'] == 'passed'
     page = (out / 'suite_profile.md').read_text()
-    assert '| `sample_test.py` | 2 |' in page
+    assert '2 passed, 1 skipped in' in page
+    assert '| `sample_test.py` | 3 |' in page
