@@ -233,9 +233,10 @@ def slowest_table(run, slowest=SLOWEST):
 def tiers_text(record):
     """The tables of CONTRIBUTING.md#tests, from a record of the tiers' runs."""
     tiers = [run for run in record['runs'] if 'against' not in run]
+    flags = ' --against CHECKOUT' if len(tiers) < len(record['runs']) else ''
     lines = [
-        f'`python benchmarks/suite_profile.py` at commit {tiers[0]["commit"]}, one tier after '
-        f'the other on {_machine_line(record)}; every row of '
+        f'`python benchmarks/suite_profile.py{flags}` at commit {tiers[0]["commit"]}, one tier '
+        f'after the other on {_machine_line(record)}; every row of '
         '[suite_profile.json](benchmarks/results/suite_profile/suite_profile.json).', '',
         '| tier | command | tests | wall | CPU, pytest and what it waited for '
         '| CPU, whole machine |',

@@ -52,13 +52,18 @@ def test_the_tiers_tables_give_each_tier_and_the_checkout_measured_against():
               _run(rows[:1], 30.0, tier='unit', command='python -m pytest -m unit'),
               _run(rows, 100.0, tier='default', command='python -m pytest')])
     text = suite_profile.tiers_text(record)
-    assert 'at commit abc1234, one tier after the other on Some CPU with AVX-512, 2 cores' in text
+    assert '`python benchmarks/suite_profile.py --against CHECKOUT` at commit abc1234' in text
+    assert 'one tier after the other on Some CPU with AVX-512, 2 cores' in text
     assert '| unit | `python -m pytest -m unit` | 1 passed | 30 s | 60 s | not measured |' in text
     assert '| default | `python -m pytest` | 1 passed, 1 skipped | 100 s | 200 s |' in text
     assert 'the default run at commit abc1234 took 200 s' in text
     assert "this checkout's takes 0.50x its time" in text
     slowest = text.index('| `b_test.py` | 1 | 2 |')
     assert slowest < text.index('| `a_test.py` | 1 | 1 | 0 | 0 | 1,234 |')
+
+
+def test_contributing_states_what_the_committed_profile_gives():
+    assert suite_profile.main(['--check']) == 0, 'run python benchmarks/suite_profile.py'
 
 
 @pytest.mark.integration
