@@ -22,6 +22,16 @@ def results_dir(script):
     return os.path.join(os.path.dirname(os.path.abspath(script)), 'results', name)
 
 
+def probe_results_dir(script):
+    """The directory of a probe's results: benchmarks/results/probes/<probe name>/.
+
+    Args:
+      script: The probe's path, its `__file__`.
+    """
+    name = os.path.splitext(os.path.basename(script))[0]
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'probes', name)
+
+
 def run_record(load_before, load_after=None):
     """The command line, the date and the machine of this run, for a results file.
 

@@ -31,13 +31,13 @@ meanwhile.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import phase_timing  # noqa: E402
 import reporting  # noqa: E402
 
 STEPS_PER_RUN = 16
@@ -168,8 +168,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--config', default='cheetah')
     parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--out', default=os.path.join(
-        os.path.dirname(reporting.results_dir(reporting.__file__)), 'probes', 'collection_floor'))
+    parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
     parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -178,10 +177,7 @@ def main():
     results = {f'{way},{spin}': [] for spin in SPINS for way in WAYS}
     for repeat in range(args.repeats):
         for key, runs in results.items():
-            output = subprocess.run(
-                [sys.executable, __file__, '--child', f'{args.config},{key}'],
-                check=True, capture_output=True, text=True).stdout
-            runs.append(json.loads(output.strip().splitlines()[-1]))
+            runs.append(phase_timing.run_child(__file__, f'{args.config},{key}'))
             print(f'repeat {repeat} {key}: {runs[-1]}', flush=True)
     record = dict(reporting.run_record(load), commit=reporting.commit(),
                   processor=reporting.processor())

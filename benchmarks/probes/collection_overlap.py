@@ -189,8 +189,7 @@ def main():
     parser.add_argument('--config', default='cheetah')
     parser.add_argument('--runs', type=int, default=40)
     parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--out', default=os.path.join(
-        os.path.dirname(reporting.results_dir(reporting.__file__)), 'probes', 'collection_overlap'))
+    parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
     args = parser.parse_args()
     load = os.getloadavg()
     # The environments alone, back to back, as collection_profile.py times them.

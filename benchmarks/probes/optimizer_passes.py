@@ -77,8 +77,7 @@ def main():
     """Run each setting in its own processes, alternating, and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--out', default=os.path.join(
-        os.path.dirname(reporting.results_dir(reporting.__file__)), 'probes', 'optimizer_passes'))
+    parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
     parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
