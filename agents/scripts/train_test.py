@@ -393,7 +393,8 @@ def test_command_line_ends_a_failed_environment_with_its_cause(tmp_path, user_pa
     (['--logdir=logs'], 'pass --config=NAME for a new run or --timestamp=T to resume one'),
     (['--logdir=logs', '--config=pendulum', '--num_workers=0'], 'num_workers'),
     (['--logdir=logs', '--config=pendulum', 'steps=2000'], "Unexpected argument 'steps=2000'"),
-    (['--logdir=logs', '--config=pendulm'], "Unknown config 'pendulm'. Choose one of: ant, "),
+    (['--logdir=logs', '--config=pendulm'],
+     "Unknown config 'pendulm' (did you mean 'pendulum'?). Choose one of: ant, "),
 ])
 def test_flag_errors_are_reported_before_tensorflow_loads(tmp_path, flags, message):
     # Python's import log lists every module the command imported.

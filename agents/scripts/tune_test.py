@@ -126,7 +126,8 @@ def test_an_unknown_config_is_refused_before_tensorflow_loads(tmp_path):
                 if line.startswith('import time:')]
     [error] = [line for line in errors if not line.startswith('import time:')]
     assert code == 1 and not lines and 'tensorflow' not in imported
-    assert error.startswith("Unknown config 'pendulm'. Choose one of: ant, ")
+    assert error.startswith(
+        "Unknown config 'pendulm' (did you mean 'pendulum'?). Choose one of: ant, ")
     assert not (tmp_path / 'study').exists()
 
 

@@ -3,9 +3,10 @@
 A name is a function of `agents/scripts/configs.py`, such as `pendulum`, or
 `module:function` for a config function of your own. `configs.default()` is
 what the shipped configs start from, not a task to train, so the error for an
-unknown name offers the others.
+unknown name offers the others, the nearest first.
 """
 
+import difflib
 import importlib
 
 from agents.scripts import configs
@@ -29,8 +30,10 @@ def find(name):
         module, function_name = configs, name
     function = getattr(module, function_name, None)
     if not callable(function) or function_name.startswith('_'):
+        nearest = difflib.get_close_matches(name, shipped(), n=1)
+        hint = f' (did you mean {nearest[0]!r}?)' if nearest else ''
         raise ConfigError(
-            f'Unknown config {name!r}. Choose one of: {", ".join(shipped())}; or pass '
+            f'Unknown config {name!r}{hint}. Choose one of: {", ".join(shipped())}; or pass '
             f'--config=module:function for a config function of your own.')
     return function
 

@@ -11,9 +11,9 @@ def test_unknown_config_names_the_shipped_tasks_in_one_line():
     with pytest.raises(ConfigError) as error:
         config_names.find('pendulm')
     assert str(error.value) == (
-        "Unknown config 'pendulm'. Choose one of: ant, cartpole, cartpole_novel, cheetah, "
-        'hopper, humanoid, pendulum, pendulum_novel, reacher, walker; or pass '
-        '--config=module:function for a config function of your own.')
+        "Unknown config 'pendulm' (did you mean 'pendulum'?). Choose one of: ant, cartpole, "
+        'cartpole_novel, cheetah, hopper, humanoid, pendulum, pendulum_novel, reacher, walker; '
+        'or pass --config=module:function for a config function of your own.')
     with pytest.raises(ConfigError, match='Unknown config'):
         config_names.find('_mujoco')  # Private helpers are no configs.
 
@@ -33,7 +33,7 @@ def test_config_functions_of_your_own_are_found_by_module_and_function():
 
 
 def test_check_refuses_unknown_names_and_leaves_modules_of_your_own_unimported():
-    with pytest.raises(ConfigError, match="Unknown config 'nosuch'"):
+    with pytest.raises(ConfigError, match=r"^Unknown config 'nosuch'\. Choose one of: "):
         config_names.check('nosuch')
     config_names.check('pendulum')
     config_names.check('no_such_module:config')  # Imported when the config is made.
