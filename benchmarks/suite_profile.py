@@ -314,6 +314,8 @@ def main(argv=None):
         return int(stale)
     if bool(args.out) != bool(pytest_args):
         parser.error('give both --out DIR and pytest arguments after --, or neither')
+    if args.against and (args.out or not os.path.isdir(os.path.join(args.against, 'agents'))):
+        parser.error('--against takes a checkout of this repository, and no --out')
     load_before = os.getloadavg()
     if args.out:
         runs = [profile(pytest_args)]

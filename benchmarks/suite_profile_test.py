@@ -62,6 +62,16 @@ def test_the_tiers_tables_give_each_tier_and_the_checkout_measured_against():
     assert slowest < text.index('| `a_test.py` | 1 | 1 | 0 | 0 | 1,234 |')
 
 
+@pytest.mark.parametrize('argv, message', [
+    (['--out=x'], 'give both --out DIR and pytest arguments'),
+    (['--against=/nonexistent'], '--against takes a checkout of this repository'),
+])
+def test_bad_flags_are_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        suite_profile.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_contributing_states_what_the_committed_profile_gives():
     assert suite_profile.main(['--check']) == 0, 'run python benchmarks/suite_profile.py'
 
