@@ -55,7 +55,7 @@ def profile_graph(config_name, runs):
                 batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(False),
                 tf.constant(False), config)
             op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
-            floor = _stepping_loop(batch_env)
+            floor = stepping_loop(batch_env)
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
@@ -82,15 +82,21 @@ def profile_graph(config_name, runs):
         op_micros=dict(micros), op_counts=dict(counts), part_op_counts=dict(parts))
 
 
-def _stepping_loop(batch_env):
+def stepping_loop(batch_env):
     """A graph loop that only steps the environments in the graph, with zero actions."""
     import tensorflow as tf
+    return repeated(lambda: batch_env.simulate(tf.zeros_like(batch_env.action)))
 
-    def step(index):
-        with tf.control_dependencies([batch_env.simulate(tf.zeros_like(batch_env.action))]):
+
+def repeated(build_step):
+    """A graph loop that runs what `build_step()` builds `STEPS_PER_RUN` times, in turn."""
+    import tensorflow as tf
+
+    def body(index):
+        with tf.control_dependencies(tf.nest.flatten(build_step())):
             return index + 1
 
-    return tf.while_loop(lambda index: index < STEPS_PER_RUN, step, [0], parallel_iterations=1)
+    return tf.while_loop(lambda index: index < STEPS_PER_RUN, body, [0], parallel_iterations=1)
 
 
 def _seconds_per_batch_step(sess, op, runs):

@@ -11,6 +11,8 @@ import sys
 
 import gymnasium
 
+_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+
 
 def results_dir(script):
     """The directory of a benchmark script's results: benchmarks/results/<script name>/.
@@ -18,8 +20,7 @@ def results_dir(script):
     Args:
       script: The script's path, its `__file__`.
     """
-    name = os.path.splitext(os.path.basename(script))[0]
-    return os.path.join(os.path.dirname(os.path.abspath(script)), 'results', name)
+    return os.path.join(_RESULTS, _name(script))
 
 
 def probe_results_dir(script):
@@ -28,8 +29,11 @@ def probe_results_dir(script):
     Args:
       script: The probe's path, its `__file__`.
     """
-    name = os.path.splitext(os.path.basename(script))[0]
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'probes', name)
+    return os.path.join(_RESULTS, 'probes', _name(script))
+
+
+def _name(script):
+    return os.path.splitext(os.path.basename(script))[0]
 
 
 def run_record(load_before, load_after=None):

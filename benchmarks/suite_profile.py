@@ -193,7 +193,7 @@ def _number(value):
 
 
 def _seconds(value):
-    return 'not measured' if value is None else f'{value:,.0f} s'
+    return _number(value) + ('' if value is None else ' s')
 
 
 def _machine_line(record):

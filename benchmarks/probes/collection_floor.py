@@ -37,10 +37,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import collection_profile  # noqa: E402
 import phase_timing  # noqa: E402
 import reporting  # noqa: E402
 
-STEPS_PER_RUN = 16
+STEPS_PER_RUN = collection_profile.STEPS_PER_RUN
 WAYS = ('python', 'graph', 'empty')
 SPINS = (200e-6, 1e-3)
 
@@ -102,7 +103,8 @@ def time_graph(config_name, spin_seconds, empty, runs=150):
     try:
         with tf.Graph().as_default():
             batch_env = tools.InGraphBatchEnv(timed)
-            loop = _empty_loop(batch_env) if empty else _floor_loop(batch_env)
+            loop = (_empty_loop(batch_env) if empty
+                    else collection_profile.stepping_loop(batch_env))
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
@@ -123,34 +125,15 @@ def time_graph(config_name, spin_seconds, empty, runs=150):
     return result
 
 
-def _floor_loop(batch_env):
-    """`collection_profile`'s floor: a loop that only steps the environments."""
-    import tensorflow as tf
-
-    def step(index):
-        with tf.control_dependencies([batch_env.simulate(tf.zeros_like(batch_env.action))]):
-            return index + 1
-
-    return tf.while_loop(
-        lambda index: index < STEPS_PER_RUN, step, [0], parallel_iterations=1)
-
-
 def _empty_loop(batch_env):
     """The floor's loop with a call into Python that returns at once."""
     import tensorflow as tf
     batch = len(batch_env)
     observ = np.zeros(batch_env.observ.shape, batch_env.observ.dtype.as_numpy_dtype)
     reward, flags = np.zeros(batch, np.float32), np.zeros(batch, bool)
-
-    def step(index):
-        results = tf.numpy_function(
-            lambda action: (observ, reward, flags, flags), [batch_env.action],
-            [batch_env.observ.dtype, tf.float32, tf.bool, tf.bool])
-        with tf.control_dependencies(results):
-            return index + 1
-
-    return tf.while_loop(
-        lambda index: index < STEPS_PER_RUN, step, [0], parallel_iterations=1)
+    return collection_profile.repeated(lambda: tf.numpy_function(
+        lambda action: (observ, reward, flags, flags), [batch_env.action],
+        [batch_env.observ.dtype, tf.float32, tf.bool, tf.bool]))
 
 
 def _child(argument):
