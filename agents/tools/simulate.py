@@ -80,16 +80,15 @@ def simulate(batch_env, algo, log=True, reset=False, steps_per_run=None, after_s
         def summaries(log):
             def mean_summary(name, mean):
                 return ordered_cond(
-                    log & (mean.count > 0),
+                    mean.count > 0,
                     lambda: tf.compat.v1.summary.scalar(name, mean.clear()),
                     lambda: tf.constant(''))
-            return tf.compat.v1.summary.merge([
+            return ordered_cond(log, lambda: tf.compat.v1.summary.merge([
                 mean_summary('mean_score', mean_score),
-                mean_summary('mean_length', mean_length)])
+                mean_summary('mean_length', mean_length)]), lambda: tf.constant(''))
 
         def simulate_step(log, reset):
-            begin_indices = ordered_cond(
-                reset, lambda: all_indices, lambda: _true_indices(batch_env.done))
+            begin_indices = _true_indices(batch_env.done.read_value() | reset)
             begin_summary = _call_if_any(begin_episode, begin_indices)
             with tf.control_dependencies([begin_summary]):
                 step_summary, stepped = step()
@@ -155,7 +154,7 @@ def _repeat(step_fn, steps_per_run, log, reset, batch_size):
 
 def _true_indices(flags):
     """Indices of the true entries of a boolean vector, as int32."""
-    return tf.cast(tf.where(flags)[:, 0], tf.int32)
+    return tf.cast(tf.squeeze(tf.where(flags), 1), tf.int32)
 
 
 def _call_if_any(function, indices):

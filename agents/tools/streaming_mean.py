@@ -55,9 +55,11 @@ class StreamingMean:
         with tf.name_scope(f'{self._name}/submit'):
             value = as_batch(
                 tf.convert_to_tensor(value, self._dtype), self._shape, 'StreamingMean')
+            # A batch of scalars counts one per element, without slicing its shape.
+            count = tf.size(value) if self._shape.rank == 0 else tf.shape(value)[0]
             return tf.group(
                 self._sum.assign_add(tf.reduce_sum(value, 0)),
-                self._count.assign_add(tf.shape(value)[0]))
+                self._count.assign_add(count))
 
     def clear(self):
         """Returns the current mean and resets the sum and the count to zero.

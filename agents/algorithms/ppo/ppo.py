@@ -94,7 +94,8 @@ class Policy:
           `NetworkOutput` whose policy and value have the shape `[batch, 1]`.
         """
         normalized = self.observ_filter.transform(observ)
-        return self.network(normalized[:, None], tf.ones(tf.shape(observ)[0], tf.int32), state)
+        # One step, valid for every row: no length, so no mask over the outputs.
+        return self.network(tf.expand_dims(normalized, 1), None, state)
 
 
 class PPO:
@@ -209,15 +210,15 @@ class PPO:
                 lambda variable: tf.gather(variable, agent_indices), self._last_state)
             output = self._policy.step(observ, state)
             action = tf.where(self._is_training, output.policy.sample(), output.policy.mode())
-            log_prob = output.policy.log_prob(action)[:, 0]
-            action = action[:, 0]
+            log_prob = tf.squeeze(output.policy.log_prob(action), 1)
+            action = tf.squeeze(action, 1)
             remember_state = [
                 tf.compat.v1.scatter_update(variable, agent_indices, value)
                 for variable, value in zip(
                     nested.flatten(self._last_state) + nested.flatten(self._acting_state),
                     nested.flatten(output.state) + nested.flatten(state))]
             remember_policy = [
-                tf.compat.v1.scatter_update(variable, agent_indices, value[:, 0])
+                tf.compat.v1.scatter_update(variable, agent_indices, tf.squeeze(value, 1))
                 for variable, value in zip(
                     nested.flatten(self._last_policy),
                     nested.flatten(output.policy.parameters))]
@@ -246,13 +247,14 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('experience'):
-            # Collecting rollouts trains in this branch; as a function call, the
-            # steps that do not train skip the bookkeeping of its many inputs.
+            # Lowered, not a function call: on every training step, calling a
+            # function with this branch's many inputs costs more than switching
+            # them (docs/design/collection.md); the update inside is the call.
             return tools.ordered_cond(
                 self._is_training,
                 lambda: self._define_experience(
                     agent_indices, observ, action, reward, done, next_observ),
-                lambda: tf.constant(''), as_function=bool(self._config.rollout_length))
+                lambda: tf.constant(''))
 
     def end_episode(self, agent_indices):
         """Move finished episodes into memory and train once memory is full.
