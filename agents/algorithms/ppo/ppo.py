@@ -247,14 +247,34 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('experience'):
-            # Lowered, not a function call: on every training step, calling a
-            # function with this branch's many inputs costs more than switching
-            # them (docs/design/collection.md); the update inside is the call.
-            return tools.ordered_cond(
+            # Storing runs on every training step, lowered into switches of its
+            # inputs; the update and the summaries, which run rarely, are
+            # function calls outside it, so their many inputs need no switches
+            # (docs/design/collection.md).
+            stored = tools.ordered_cond(
                 self._is_training,
-                lambda: self._define_experience(
-                    agent_indices, observ, action, reward, done, next_observ),
-                lambda: tf.constant(''))
+                lambda: self._store(agent_indices, observ, action, reward, done, next_observ),
+                lambda: tf.constant(False))
+            with tf.control_dependencies([stored]):
+                training_summary = tf.constant('')
+                if self._config.rollout_length:
+                    is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
+                    training_summary = tools.ordered_cond(
+                        self._is_training & is_full,
+                        lambda: self._keep_for_logging(self._train_on_rollout()),
+                        lambda: tf.constant(''), as_function=True)
+            with tf.control_dependencies([training_summary]):
+                return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
+                    lambda: [
+                        self._take_pending_summary(),
+                        self._observ_filter.summary(),
+                        self._reward_filter.summary(),
+                        summaries.histogram(
+                            'experience/normalized_observ', self._observ_filter.transform(observ)),
+                        summaries.scalar(
+                            'experience/normalized_reward',
+                            tf.reduce_mean(self._reward_filter.transform(reward)))],
+                    only_if=self._is_training)])
 
     def end_episode(self, agent_indices):
         """Move finished episodes into memory and train once memory is full.
@@ -273,7 +293,8 @@ class PPO:
                 lambda: self._define_end_episode(agent_indices),
                 lambda: tf.constant(''))
 
-    def _define_experience(self, agent_indices, observ, action, reward, done, next_observ):
+    def _store(self, agent_indices, observ, action, reward, done, next_observ):
+        """Update the normalizers and store the transitions; true once stored."""
         # Read before the filters change, so the stored observations are those
         # the policy saw; whole episodes keep no observation after a step.
         rollouts = bool(self._config.rollout_length)
@@ -287,7 +308,7 @@ class PPO:
             policy, state, next_state = nested.map(
                 lambda variable: tf.gather(variable, agent_indices),
                 (self._last_policy, self._acting_state, self._last_state))
-            if self._config.rollout_length:
+            if rollouts:
                 terminated = tf.gather(self._batch_env.terminated, agent_indices)
                 append = self._rollout.append(
                     _RolloutStep(
@@ -298,23 +319,7 @@ class PPO:
                 append = self._current_episodes.append(
                     _Transition(stored_observ, action, policy, state, reward), agent_indices)
         with tf.control_dependencies([append]):
-            training_summary = tf.constant('')
-            if self._config.rollout_length:
-                is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
-                training_summary = tools.ordered_cond(
-                    is_full, lambda: self._keep_for_logging(self._train_on_rollout()),
-                    lambda: tf.constant(''), as_function=True)
-        with tf.control_dependencies([training_summary]):
-            return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
-                lambda: [
-                    self._take_pending_summary(),
-                    self._observ_filter.summary(),
-                    self._reward_filter.summary(),
-                    summaries.histogram(
-                        'experience/normalized_observ', self._observ_filter.transform(observ)),
-                    summaries.scalar(
-                        'experience/normalized_reward',
-                        tf.reduce_mean(self._reward_filter.transform(reward)))])])
+            return tf.constant(True)
 
     def _stored_observ_dtype(self):
         return tf.float32 if self._is_recurrent else self._batch_env.observ.dtype
@@ -488,14 +493,15 @@ class PPO:
         with tf.control_dependencies([clear]):
             return tf.identity(summary)
 
-    def _summary_if_logging(self, build_summaries):
+    def _summary_if_logging(self, build_summaries, only_if=None):
         """Merge the summaries `build_summaries()` creates when logging, else ''.
 
         A function call, so steps that do not log skip the bookkeeping of the
-        tensors the summaries read (Pendulum training 5-10% faster).
+        tensors the summaries read (Pendulum training 5-10% faster). With
+        `only_if`, a boolean tensor, only steps where it is true log.
         """
         return tools.ordered_cond(
-            self._should_log,
+            self._should_log if only_if is None else self._should_log & only_if,
             lambda: tf.compat.v1.summary.merge(build_summaries() or [tf.constant('')]),
             lambda: tf.constant(''), as_function=True)
 

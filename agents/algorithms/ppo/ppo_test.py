@@ -93,6 +93,25 @@ def test_rollouts_train_every_rollout_length_steps_across_episodes():
     assert any(not np.array_equal(a, b) for a, b in zip(trained['before'], trained['after']))
 
 
+def test_evaluation_of_rollouts_stores_nothing_and_logs_only_acting():
+    config = testing.config(
+        rollout_length=2, objective='clip', gae_lambda=0.95, minibatch_size=2)
+    graph, (algo, is_training, should_log, step_op) = testing.graph(config)
+    with graph.as_default():
+        with testing.session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            before = testing.weights(sess)
+            tags = set()
+            for _ in range(5):  # Rollouts of 2 steps would have trained twice.
+                summary = sess.run(step_op[2], {is_training: False, should_log: True})
+                tags |= {value.tag for value in tf.compat.v1.Summary.FromString(summary).value}
+            assert sess.run(algo._rollout.length()).tolist() == [0, 0]
+            assert all(np.array_equal(a, b) for a, b in zip(before, testing.weights(sess)))
+            sess.run(step_op, {is_training: True, should_log: True})
+            assert sess.run(algo._rollout.length()).tolist() == [1, 1]
+    assert tags == {'mean_score', 'mean_length', 'perform/action', 'perform/log_prob'}
+
+
 def test_the_policy_sees_observations_clipped_to_five():
     seen = 5.0
     with tf.Graph().as_default():

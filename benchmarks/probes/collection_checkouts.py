@@ -1,0 +1,157 @@
+r"""Probe: does a change make the training graph's collection step cheaper?
+
+`benchmarks/collection_profile.py` takes one checkout's batch step apart; a
+change to the graph's operations moves it by less than the host drifts
+between two invocations. This probe measures two or more checkouts of this
+repository (directories such as `git worktree add DIR COMMIT` makes) by
+turns, each measurement in a process of its own that imports its
+checkout's `agents`, on the `parallel` backend with a config's environments
+(`cheetah` unless --config says otherwise), 16 steps per `session.run`:
+
+- `acting`: the policy's mode, no learning, as evaluation collects;
+- `training`: samples, normalizer updates and stores, as training collects.
+  Runs that hold an update (one in `rollout_length / 16`) are slower by far,
+  so the median over runs is the step without one.
+
+For each it gives the operations per batch step (from one traced run) and
+the median microseconds per batch step (untraced).
+
+    python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW
+        [--config cheetah] [--rounds 3]
+
+Writes CONFIG.md and .json to benchmarks/results/probes/collection_checkouts/
+(or --out). Findings go to docs/design/collection.md. Run nothing else
+meanwhile.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import phase_timing  # noqa: E402
+import reporting  # noqa: E402
+
+STEPS_PER_RUN = 16
+MODES = ('acting', 'training')
+
+
+def measure(config_name, training, runs=200):
+    """Operations and median microseconds per batch step of one checkout's collection."""
+    import tensorflow as tf
+
+    from agents import tools
+    from agents.scripts import environments
+    from agents.scripts import utility
+    config = utility.make_config(config_name)
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            environments.environment_constructors(config, config.num_agents), 'parallel')
+        try:
+            algo = config.algorithm(
+                batch_env, tf.compat.v1.train.get_or_create_global_step(),
+                tf.constant(training), tf.constant(False), config)
+            op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
+            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                sess.run(batch_env.reset())
+                for _ in range(20):
+                    sess.run(op)
+                seconds = []
+                for _ in range(runs):
+                    start = time.perf_counter()
+                    sess.run(op)
+                    seconds.append(time.perf_counter() - start)
+                operations = _traced_operations(sess, op)
+        finally:
+            batch_env.close()
+    return dict(
+        operations=operations,
+        batch_step=statistics.median(seconds) / STEPS_PER_RUN * 1e6)
+
+
+def _traced_operations(sess, op):
+    """Operations per batch step of one traced run that holds no update."""
+    import tensorflow as tf
+    counts = []
+    for _ in range(4):  # At most one run in four holds an update with 64-step rollouts.
+        metadata = tf.compat.v1.RunMetadata()
+        sess.run(op, options=tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
+        counts.append(sum(len(device.node_stats) for device in metadata.step_stats.dev_stats))
+    return min(counts) / STEPS_PER_RUN
+
+
+def _child(argument):
+    config_name, mode = argument.split(',')
+    print(json.dumps(measure(config_name, training=mode == 'training')))
+
+
+def main():
+    """Measure every checkout and mode by turns, each in a process; write the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--checkouts', help='Comma-separated directories, the first the baseline.')
+    parser.add_argument('--config', default='cheetah')
+    parser.add_argument('--rounds', type=int, default=3)
+    parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
+    parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return _child(args.child)
+    checkouts = [os.path.abspath(path) for path in (args.checkouts or '').split(',') if path]
+    missing = [path for path in checkouts if not os.path.isdir(os.path.join(path, 'agents'))]
+    if len(checkouts) < 2 or missing:
+        parser.error(
+            f'--checkouts needs two or more directories that hold this repository; '
+            f'{", ".join(missing) or args.checkouts!r} does not.')
+    load = os.getloadavg()
+    commits = [reporting.commit(path) for path in checkouts]
+    results = {f'{commit},{mode}': [] for commit in commits for mode in MODES}
+    for round_ in range(args.rounds):
+        for mode in MODES:
+            for path, commit in zip(checkouts, commits):
+                run = phase_timing.run_child(
+                    __file__, f'{args.config},{mode}', environment=dict(PYTHONPATH=path))
+                results[f'{commit},{mode}'].append(run)
+                print(f'round {round_} {commit} {mode}: {run}', flush=True)
+    record = dict(reporting.run_record(load), commit=reporting.commit(),
+                  processor=reporting.processor(), checkouts=commits)
+    reporting.write_results(
+        args.out, args.config, _table(args, commits, results, record),
+        dict(results=results, **record))
+    return 0
+
+
+def _table(args, commits, results, record):
+    lines = [
+        f'`{args.config}` config, {len(commits)} checkouts by turns, {args.rounds} rounds, '
+        f'each measurement in a process of its own; the `parallel` backend, '
+        f'{STEPS_PER_RUN} steps per run; microseconds per batch step are medians over '
+        'runs, then over rounds.', '',
+        '| checkout | collecting | operations per batch step | us per batch step '
+        '| each round | vs the first |',
+        '|---|---|---:|---:|---|---:|']
+    for mode in MODES:
+        baseline = None
+        for commit in commits:
+            runs = results[f'{commit},{mode}']
+            micros = statistics.median(run['batch_step'] for run in runs)
+            baseline = baseline or micros
+            rounds = ', '.join(f'{run["batch_step"]:.0f}' for run in runs)
+            lines.append(
+                f'| {commit} | {mode} | {runs[0]["operations"]:.0f} | {micros:.0f} | '
+                f'{rounds} | {micros / baseline:.2f}x |')
+    lines += ['', (
+        f'Command: `python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
+        f'--config {args.config} --rounds {args.rounds}`; {record["processor"]["model"]}; '
+        f'{os.cpu_count()} cores; 1-minute load average '
+        f'{record["machine"]["load_before"][0]:.1f} before and '
+        f'{record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.')]
+    return '\n'.join(lines) + '\n'
+
+
+if __name__ == '__main__':
+    sys.exit(main())
