@@ -5,8 +5,9 @@ change to the graph's operations moves it by less than the host drifts
 between two invocations. This probe measures two or more checkouts of this
 repository (directories such as `git worktree add DIR COMMIT` makes) by
 turns, each measurement in a process of its own that imports its
-checkout's `agents`, on the `parallel` backend with a config's environments
-(`cheetah` unless --config says otherwise), 16 steps per `session.run`:
+checkout's `agents`, with a config's environments (`cheetah` unless --config
+says otherwise) on the `parallel` backend, or `inprocess`, whose steps vary
+less from run to run, for the graph's own cost; 16 steps per `session.run`:
 
 - `acting`: the policy's mode, no learning, as evaluation collects;
 - `training`: samples, normalizer updates and stores, as training collects.
@@ -17,11 +18,11 @@ For each it gives the operations per batch step (from one traced run) and
 the median microseconds per batch step (untraced).
 
     python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW
-        [--config cheetah] [--rounds 3]
+        [--config cheetah] [--backend parallel] [--rounds 3]
 
-Writes CONFIG.md and .json to benchmarks/results/probes/collection_checkouts/
-(or --out). Findings go to docs/design/collection.md. Run nothing else
-meanwhile.
+Writes CONFIG.md and .json (CONFIG_BACKEND for another backend) to
+benchmarks/results/probes/collection_checkouts/ (or --out). Findings go to
+docs/design/collection.md. Run nothing else meanwhile.
 """
 
 import argparse
@@ -39,7 +40,7 @@ STEPS_PER_RUN = 16
 MODES = ('acting', 'training')
 
 
-def measure(config_name, training, runs=200):
+def measure(config_name, backend, training, runs=200):
     """Operations and median microseconds per batch step of one checkout's collection."""
     import tensorflow as tf
 
@@ -49,7 +50,7 @@ def measure(config_name, training, runs=200):
     config = utility.make_config(config_name)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
-            environments.environment_constructors(config, config.num_agents), 'parallel')
+            environments.environment_constructors(config, config.num_agents), backend)
         try:
             algo = config.algorithm(
                 batch_env, tf.compat.v1.train.get_or_create_global_step(),
@@ -86,8 +87,8 @@ def _traced_operations(sess, op):
 
 
 def _child(argument):
-    config_name, mode = argument.split(',')
-    print(json.dumps(measure(config_name, training=mode == 'training')))
+    config_name, backend, mode = argument.split(',')
+    print(json.dumps(measure(config_name, backend, training=mode == 'training')))
 
 
 def main():
@@ -95,6 +96,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--checkouts', help='Comma-separated directories, the first the baseline.')
     parser.add_argument('--config', default='cheetah')
+    parser.add_argument('--backend', default='parallel', choices=('parallel', 'inprocess'))
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
     parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
@@ -114,13 +116,15 @@ def main():
         for mode in MODES:
             for path, commit in zip(checkouts, commits):
                 run = phase_timing.run_child(
-                    __file__, f'{args.config},{mode}', environment=dict(PYTHONPATH=path))
+                    __file__, f'{args.config},{args.backend},{mode}',
+                    environment=dict(PYTHONPATH=path))
                 results[f'{commit},{mode}'].append(run)
                 print(f'round {round_} {commit} {mode}: {run}', flush=True)
     record = dict(reporting.run_record(load), commit=reporting.commit(),
                   processor=reporting.processor(), checkouts=commits)
+    name = args.config + ('' if args.backend == 'parallel' else f'_{args.backend}')
     reporting.write_results(
-        args.out, args.config, _table(args, commits, results, record),
+        args.out, name, _table(args, commits, results, record),
         dict(results=results, **record))
     return 0
 
@@ -128,7 +132,7 @@ def main():
 def _table(args, commits, results, record):
     lines = [
         f'`{args.config}` config, {len(commits)} checkouts by turns, {args.rounds} rounds, '
-        f'each measurement in a process of its own; the `parallel` backend, '
+        f'each measurement in a process of its own; the `{args.backend}` backend, '
         f'{STEPS_PER_RUN} steps per run; microseconds per batch step are medians over '
         'runs, then over rounds.', '',
         '| checkout | collecting | operations per batch step | us per batch step '
@@ -146,7 +150,8 @@ def _table(args, commits, results, record):
                 f'{rounds} | {micros / baseline:.2f}x |')
     lines += ['', (
         f'Command: `python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
-        f'--config {args.config} --rounds {args.rounds}`; {record["processor"]["model"]}; '
+        f'--config {args.config} --backend {args.backend} --rounds {args.rounds}`; '
+        f'{record["processor"]["model"]}; '
         f'{os.cpu_count()} cores; 1-minute load average '
         f'{record["machine"]["load_before"][0]:.1f} before and '
         f'{record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.')]

@@ -247,14 +247,14 @@ class PPO:
           Summary string tensor.
         """
         with tf.name_scope('experience'):
-            # Storing runs on every training step, lowered into switches of its
-            # inputs; the update and the summaries, which run rarely, are
-            # function calls outside it, so their many inputs need no switches
+            # Storing is a function call with rollouts, as the update and the
+            # logging summaries are; they sit beside it, so the rare update's
+            # many inputs do not pass through the call made on every step
             # (docs/design/collection.md).
             stored = tools.ordered_cond(
                 self._is_training,
                 lambda: self._store(agent_indices, observ, action, reward, done, next_observ),
-                lambda: tf.constant(False))
+                lambda: tf.constant(False), as_function=bool(self._config.rollout_length))
             with tf.control_dependencies([stored]):
                 training_summary = tf.constant('')
                 if self._config.rollout_length:
