@@ -5,8 +5,11 @@ once the update is compiled (benchmarks/mujoco_throughput.py). This script
 takes one batch step of a config apart (`cheetah` unless --config says
 otherwise), on the `parallel` backend with the config's environments:
 
-- the collection rate of the training graph, untraced, 16 steps per run;
-- one traced run: the time and count of the graph's operations per batch
+- the collection rate of the training graph, untraced, 16 steps per run,
+  acting (the policy's mode, no learning, as evaluation collects) and
+  training (samples, normalizer updates and stores, as training collects;
+  the median run, which holds no update);
+- one traced run of acting: the time and count of the graph's operations per batch
   step by operation type, the call into Python that steps the environments
   (`PyFunc`) among them, and their count by the part of the step that makes
   them (from the name scope in the loop's body: the policy acting, the
@@ -50,9 +53,10 @@ def profile_graph(config_name, runs):
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
         try:
-            # The training graph's step, acting without learning, 16 steps per run.
+            # The training graph's step, 16 steps per run.
+            is_training = tf.compat.v1.placeholder_with_default(False, ())
             algo = config.algorithm(
-                batch_env, tf.compat.v1.train.get_or_create_global_step(), tf.constant(False),
+                batch_env, tf.compat.v1.train.get_or_create_global_step(), is_training,
                 tf.constant(False), config)
             op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
             floor = stepping_loop(batch_env)
@@ -64,6 +68,9 @@ def profile_graph(config_name, runs):
                 metadata = tf.compat.v1.RunMetadata()
                 sess.run(op, options=tf.compat.v1.RunOptions(
                     trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
+                training = {is_training: True}
+                training_seconds = median_seconds_per_batch_step(sess, op, 4 * runs, training)
+                training_operations = traced_operations(sess, op, training)
         finally:
             batch_env.close()
     micros, counts, parts = collections.Counter(), collections.Counter(), collections.Counter()
@@ -77,6 +84,9 @@ def profile_graph(config_name, runs):
     return dict(
         num_agents=config.num_agents, batch_step_micros=seconds * 1e6,
         env_steps_per_second=config.num_agents / seconds,
+        training_batch_step_micros=training_seconds * 1e6,
+        training_env_steps_per_second=config.num_agents / training_seconds,
+        training_op_count=training_operations,
         floor_batch_step_micros=floor_seconds * 1e6,
         floor_env_steps_per_second=config.num_agents / floor_seconds,
         op_micros=dict(micros), op_counts=dict(counts), part_op_counts=dict(parts))
@@ -107,6 +117,35 @@ def _seconds_per_batch_step(sess, op, runs):
     for _ in range(runs):
         sess.run(op)
     return (time.perf_counter() - start) / runs / STEPS_PER_RUN
+
+
+def median_seconds_per_batch_step(sess, op, runs, feed=None):
+    """Seconds per batch step of the median run of a loop, after 20 warm-up runs.
+
+    A run that holds an update of the algorithm takes far longer than the
+    others; with no more than one run in four holding one, the median is a
+    run without.
+    """
+    for _ in range(20):
+        sess.run(op, feed)
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        sess.run(op, feed)
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds)) / STEPS_PER_RUN
+
+
+def traced_operations(sess, op, feed=None):
+    """Operations per batch step of the cheapest of four traced runs, one without an update."""
+    import tensorflow as tf
+    counts = []
+    for _ in range(4):
+        metadata = tf.compat.v1.RunMetadata()
+        sess.run(op, feed, options=tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
+        counts.append(sum(len(device.node_stats) for device in metadata.step_stats.dev_stats))
+    return min(counts) / STEPS_PER_RUN
 
 
 def _part_of_step(node_name):
@@ -165,15 +204,20 @@ def table(config_name, graph, environments):
     total = sum(graph['op_micros'].values())
     lines = [
         f'`{config_name}` config, {graph["num_agents"]} environments on the `parallel` '
-        f'backend, collection (policy acting, no learning), {STEPS_PER_RUN} steps per '
+        f'backend, the training graph\'s collection, {STEPS_PER_RUN} steps per '
         '`session.run`.', '',
-        f'Untraced: {graph["batch_step_micros"]:.0f} us per batch step, '
+        f'Untraced, acting (the policy\'s mode, no learning, as evaluation collects): '
+        f'{graph["batch_step_micros"]:.0f} us per batch step, '
         f'{graph["env_steps_per_second"]:,.0f} env steps/s.', '',
+        f'Untraced, training (samples, normalizer updates and stores; the median run, '
+        f'which holds no update): {graph["training_batch_step_micros"]:.0f} us per batch '
+        f'step, {graph["training_env_steps_per_second"]:,.0f} env steps/s, '
+        f'{graph["training_op_count"]:.0f} operations per batch step.', '',
         f'The floor of in-graph stepping, a graph loop that only steps the same environments '
         f'(zero actions): {graph["floor_batch_step_micros"]:.0f} us per batch step, '
         f'{graph["floor_env_steps_per_second"]:,.0f} env steps/s.', '',
-        f'Traced (tracing adds time to every operation): {total:.0f} us of operations per '
-        f'batch step, {sum(graph["op_counts"].values()):.0f} operations.', '',
+        f'Traced acting (tracing adds time to every operation): {total:.0f} us of '
+        f'operations per batch step, {sum(graph["op_counts"].values()):.0f} operations.', '',
         '| operation type | us per batch step | operations per batch step |',
         '|---|---:|---:|']
     for kind, micros in sorted(graph['op_micros'].items(), key=lambda item: -item[1])[:12]:

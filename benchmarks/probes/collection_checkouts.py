@@ -30,13 +30,13 @@ import json
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import collection_profile  # noqa: E402
 import phase_timing  # noqa: E402
 import reporting  # noqa: E402
 
-STEPS_PER_RUN = 16
+STEPS_PER_RUN = collection_profile.STEPS_PER_RUN
 MODES = ('acting', 'training')
 
 
@@ -59,31 +59,11 @@ def measure(config_name, backend, training, runs=200):
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
-                for _ in range(20):
-                    sess.run(op)
-                seconds = []
-                for _ in range(runs):
-                    start = time.perf_counter()
-                    sess.run(op)
-                    seconds.append(time.perf_counter() - start)
-                operations = _traced_operations(sess, op)
+                seconds = collection_profile.median_seconds_per_batch_step(sess, op, runs)
+                operations = collection_profile.traced_operations(sess, op)
         finally:
             batch_env.close()
-    return dict(
-        operations=operations,
-        batch_step=statistics.median(seconds) / STEPS_PER_RUN * 1e6)
-
-
-def _traced_operations(sess, op):
-    """Operations per batch step of one traced run that holds no update."""
-    import tensorflow as tf
-    counts = []
-    for _ in range(4):  # At most one run in four holds an update with 64-step rollouts.
-        metadata = tf.compat.v1.RunMetadata()
-        sess.run(op, options=tf.compat.v1.RunOptions(
-            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
-        counts.append(sum(len(device.node_stats) for device in metadata.step_stats.dev_stats))
-    return min(counts) / STEPS_PER_RUN
+    return dict(operations=operations, batch_step=seconds * 1e6)
 
 
 def _child(argument):

@@ -256,25 +256,10 @@ class PPO:
                 lambda: self._store(agent_indices, observ, action, reward, done, next_observ),
                 lambda: tf.constant(False), as_function=bool(self._config.rollout_length))
             with tf.control_dependencies([stored]):
-                training_summary = tf.constant('')
-                if self._config.rollout_length:
-                    is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
-                    training_summary = tools.ordered_cond(
-                        self._is_training & is_full,
-                        lambda: self._keep_for_logging(self._train_on_rollout()),
-                        lambda: tf.constant(''), as_function=True)
+                training_summary = self._train_if_full()
             with tf.control_dependencies([training_summary]):
-                return tf.compat.v1.summary.merge([training_summary, self._summary_if_logging(
-                    lambda: [
-                        self._take_pending_summary(),
-                        self._observ_filter.summary(),
-                        self._reward_filter.summary(),
-                        summaries.histogram(
-                            'experience/normalized_observ', self._observ_filter.transform(observ)),
-                        summaries.scalar(
-                            'experience/normalized_reward',
-                            tf.reduce_mean(self._reward_filter.transform(reward)))],
-                    only_if=self._is_training)])
+                return tf.compat.v1.summary.merge(
+                    [training_summary, self._experience_summary(observ, reward)])
 
     def end_episode(self, agent_indices):
         """Move finished episodes into memory and train once memory is full.
@@ -320,6 +305,32 @@ class PPO:
                     _Transition(stored_observ, action, policy, state, reward), agent_indices)
         with tf.control_dependencies([append]):
             return tf.constant(True)
+
+    def _train_if_full(self):
+        """Train once every environment has made `rollout_length` steps; the summary or ''.
+
+        Whole episodes train in `end_episode` instead.
+        """
+        if not self._config.rollout_length:
+            return tf.constant('')
+        is_full = tf.reduce_min(self._rollout.length()) >= self._config.rollout_length
+        return tools.ordered_cond(
+            self._is_training & is_full,
+            lambda: self._keep_for_logging(self._train_on_rollout()),
+            lambda: tf.constant(''), as_function=True)
+
+    def _experience_summary(self, observ, reward):
+        """On training steps that log: the normalizers and an update's held-back summary."""
+        return self._summary_if_logging(lambda: [
+            self._take_pending_summary(),
+            self._observ_filter.summary(),
+            self._reward_filter.summary(),
+            summaries.histogram(
+                'experience/normalized_observ', self._observ_filter.transform(observ)),
+            summaries.scalar(
+                'experience/normalized_reward',
+                tf.reduce_mean(self._reward_filter.transform(reward)))],
+            only_if=self._is_training)
 
     def _stored_observ_dtype(self):
         return tf.float32 if self._is_recurrent else self._batch_env.observ.dtype
