@@ -45,7 +45,6 @@ def profile_graph(config_name, runs):
     """The collection rate, and the traced time and count of operations per batch step by type."""
     import tensorflow as tf
 
-    from agents import tools
     from agents.scripts import environments
     from agents.scripts import utility
     config = utility.make_config(config_name)
@@ -53,12 +52,7 @@ def profile_graph(config_name, runs):
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
         try:
-            # The training graph's step, 16 steps per run.
-            is_training = tf.compat.v1.placeholder_with_default(False, ())
-            algo = config.algorithm(
-                batch_env, tf.compat.v1.train.get_or_create_global_step(), is_training,
-                tf.constant(False), config)
-            op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
+            op, is_training = collection_step(config, batch_env)
             floor = stepping_loop(batch_env)
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
@@ -90,6 +84,24 @@ def profile_graph(config_name, runs):
         floor_batch_step_micros=floor_seconds * 1e6,
         floor_env_steps_per_second=config.num_agents / floor_seconds,
         op_micros=dict(micros), op_counts=dict(counts), part_op_counts=dict(parts))
+
+
+def collection_step(config, batch_env):
+    """The training graph's collection, `STEPS_PER_RUN` steps per run, and its `is_training`.
+
+    Whether to train, log and reset are fed, as in training, acting and not
+    logging unless fed otherwise: a session folds conditions on constants, which
+    would leave out what a training run's step pays for.
+    """
+    import tensorflow as tf
+
+    from agents import tools
+    is_training, log, reset = (
+        tf.compat.v1.placeholder_with_default(False, (), name) for name in (
+            'is_training', 'log', 'reset'))
+    algo = config.algorithm(
+        batch_env, tf.compat.v1.train.get_or_create_global_step(), is_training, log, config)
+    return tools.simulate(batch_env, algo, log, reset, STEPS_PER_RUN), is_training
 
 
 def stepping_loop(batch_env):

@@ -44,7 +44,6 @@ def measure(config_name, backend, training, runs=200):
     """Operations and median microseconds per batch step of one checkout's collection."""
     import tensorflow as tf
 
-    from agents import tools
     from agents.scripts import environments
     from agents.scripts import utility
     config = utility.make_config(config_name)
@@ -52,15 +51,13 @@ def measure(config_name, backend, training, runs=200):
         batch_env = utility.define_batch_env(
             environments.environment_constructors(config, config.num_agents), backend)
         try:
-            algo = config.algorithm(
-                batch_env, tf.compat.v1.train.get_or_create_global_step(),
-                tf.constant(training), tf.constant(False), config)
-            op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
+            op, is_training = collection_profile.collection_step(config, batch_env)
+            feed = {is_training: training}
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
-                seconds = collection_profile.median_seconds_per_batch_step(sess, op, runs)
-                operations = collection_profile.traced_operations(sess, op)
+                seconds = collection_profile.median_seconds_per_batch_step(sess, op, runs, feed)
+                operations = collection_profile.traced_operations(sess, op, feed)
         finally:
             batch_env.close()
     return dict(operations=operations, batch_step=seconds * 1e6)
