@@ -54,6 +54,21 @@ def run_record(load_before, load_after=None):
             'load_after': os.getloadavg() if load_after is None else load_after}}
 
 
+def command_line(command, record):
+    """The closing line of a results table: the command, the processor, the machine's load.
+
+    Args:
+      command: The command that wrote the table, as a user would type it.
+      record: Dict with `run_record`'s keys, 'processor' (see `processor`) and 'commit'.
+    """
+    machine = record['machine']
+    return (
+        f'Command: `{command}`; {record["processor"]["model"]}, commit {record["commit"]}; '
+        f'{machine["cores"]} cores; '
+        f'1-minute load average {machine["load_before"][0]:.1f} before and '
+        f'{machine["load_after"][0]:.1f} after; {record["date"][:16]}.')
+
+
 def processor():
     """The processor's model name and the wide vector extensions it reports (Linux).
 

@@ -125,13 +125,9 @@ def _table(args, commits, results, record):
             lines.append(
                 f'| {commit} | {mode} | {runs[0]["operations"]:.0f} | {micros:.0f} | '
                 f'{rounds} | {micros / baseline:.2f}x |')
-    lines += ['', (
-        f'Command: `python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
-        f'--config {args.config} --backend {args.backend} --rounds {args.rounds}`; '
-        f'{record["processor"]["model"]}; '
-        f'{os.cpu_count()} cores; 1-minute load average '
-        f'{record["machine"]["load_before"][0]:.1f} before and '
-        f'{record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.')]
+    lines += ['', reporting.command_line(
+        f'python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
+        f'--config {args.config} --backend {args.backend} --rounds {args.rounds}', record)]
     return '\n'.join(lines) + '\n'
 
 

@@ -189,11 +189,9 @@ def _table(args, results, record):
             lines.append(
                 f'| {names[way]} | {spin * 1e6:.0f} us | {median(key, "batch_step")} | '
                 f'{median(key, "inside_step")} | {median(key, "gap")} |')
-    lines += ['', (
-        f'Command: `python benchmarks/probes/collection_floor.py --config {args.config} '
-        f'--repeats {args.repeats}`; {record["processor"]["model"]}, commit {record["commit"]}; '
-        f'{os.cpu_count()} cores; 1-minute load average {record["machine"]["load_before"][0]:.1f} '
-        f'before and {record["machine"]["load_after"][0]:.1f} after; {record["date"][:16]}.')]
+    lines += ['', reporting.command_line(
+        f'python benchmarks/probes/collection_floor.py --config {args.config} '
+        f'--repeats {args.repeats}', record)]
     return '\n'.join(lines) + '\n'
 
 
