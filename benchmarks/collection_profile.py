@@ -1,19 +1,21 @@
 r"""Where a collection step's time goes: the graph's operations and the environments.
 
-Collection (the policy acting, no learning) is what bounds a HalfCheetah run
-once the update is compiled (benchmarks/mujoco_throughput.py). This script
-takes one batch step of a config apart (`cheetah` unless --config says
-otherwise), on the `parallel` backend with the config's environments:
+Collection (the policy acting while the environments step) is what bounds a
+HalfCheetah run once the update is compiled (benchmarks/mujoco_throughput.py).
+This script takes one batch step of a config apart (`cheetah` unless
+--config says otherwise), on the `parallel` backend with the config's
+environments:
 
-- the collection rate of the training graph, untraced, 16 steps per run,
-  acting (the policy's mode, no learning, as evaluation collects) and
-  training (samples, normalizer updates and stores, as training collects;
-  the median run, which holds no update);
-- one traced run of acting: the time and count of the graph's operations per batch
-  step by operation type, the call into Python that steps the environments
-  (`PyFunc`) among them, and their count by the part of the step that makes
-  them (from the name scope in the loop's body: the policy acting, the
-  environment step, `simulate`'s own bookkeeping, and the loop itself);
+- the time per batch step of the training graph's collection, untraced, 16
+  steps per run, the median run: acting (the policy's mode, no learning, as
+  evaluation collects) and training (samples, normalizer updates and
+  stores, as training collects; the median run holds no update);
+- one traced run of acting: the time and count of the graph's operations
+  per batch step by operation type, the call into Python that steps the
+  environments (`PyFunc`) among them, and their count by the part of the
+  step that makes them (from the name scope in the loop's body: the policy
+  acting, the environment step, `simulate`'s own bookkeeping, and the loop
+  itself);
 - the floor of in-graph stepping: the same environments stepped by a graph
   loop with nothing else in it (zero actions, no policy, no bookkeeping),
   16 steps per run;
@@ -57,8 +59,8 @@ def profile_graph(config_name, runs):
             with tf.compat.v1.Session(config=utility.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
-                floor_seconds = _seconds_per_batch_step(sess, floor, runs)
-                seconds = _seconds_per_batch_step(sess, op, runs)
+                floor_seconds = median_seconds_per_batch_step(sess, floor, runs)
+                seconds = median_seconds_per_batch_step(sess, op, runs)
                 metadata = tf.compat.v1.RunMetadata()
                 sess.run(op, options=tf.compat.v1.RunOptions(
                     trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
@@ -119,16 +121,6 @@ def repeated(build_step):
             return index + 1
 
     return tf.while_loop(lambda index: index < STEPS_PER_RUN, body, [0], parallel_iterations=1)
-
-
-def _seconds_per_batch_step(sess, op, runs):
-    """Seconds per batch step of a loop of `STEPS_PER_RUN` steps, after 10 warm-up runs."""
-    for _ in range(10):
-        sess.run(op)
-    start = time.perf_counter()
-    for _ in range(runs):
-        sess.run(op)
-    return (time.perf_counter() - start) / runs / STEPS_PER_RUN
 
 
 def median_seconds_per_batch_step(sess, op, runs, feed=None):
