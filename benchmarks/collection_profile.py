@@ -91,9 +91,8 @@ def profile_graph(config_name, runs):
 def collection_step(config, batch_env):
     """The training graph's collection, `STEPS_PER_RUN` steps per run, and its `is_training`.
 
-    Whether to train, log and reset are fed, as in training, acting and not
-    logging unless fed otherwise: a session folds conditions on constants, which
-    would leave out what a training run's step pays for.
+    Whether to train, log and reset are fed, as in a training run, so the graph
+    is the one training runs; it acts and does not log unless fed otherwise.
     """
     import tensorflow as tf
 
