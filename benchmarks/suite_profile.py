@@ -104,7 +104,8 @@ def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
         test=item.nodeid, outcome=_OUTCOMES.pop(item.nodeid, 'passed'),
         seconds=round(time.perf_counter() - start, 4), cpu=round(own_after - own, 4),
         subprocess_cpu=round(children_after - children, 4),
-        operations=_OPERATIONS[0] - operations)
+        operations=_OPERATIONS[0] - operations,
+        process=os.environ.get('PYTEST_XDIST_WORKER', 'main'))
     with open(path, 'a', encoding='utf-8') as rows:
         rows.write(json.dumps(row) + '\n')
 
@@ -258,10 +259,18 @@ def tiers_text(record):
     lines += ['', 'Where the default run\'s CPU went, test by test:', '']
     lines += cpu_table(default)
     lines += ['', f'The {SLOWEST} slowest files of the default run, by the sum of their tests\' '
-              'durations (three processes share two cores, so a sum includes waiting for a '
-              'core):', '']
+              f'durations ({_sharing(default, record["machine"]["cores"])}, so a sum includes '
+              'waiting for a core):', '']
     lines += slowest_table(default)
     return '\n'.join(lines)
+
+
+def _sharing(run, cores):
+    """How many pytest processes ran a run's tests on how many cores, in words."""
+    processes = {row.get('process') for row in run['tests']}
+    if None in processes:  # A record from before rows named their process.
+        return f'its processes share {cores} cores'
+    return f'{len(processes)} pytest processes share {cores} cores'
 
 
 def run_page(command, record):

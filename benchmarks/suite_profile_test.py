@@ -9,9 +9,10 @@ import pytest
 import suite_profile
 
 
-def _row(test, seconds, cpu=0.0, subprocess_cpu=0.0, operations=0, outcome='passed'):
+def _row(test, seconds, cpu=0.0, subprocess_cpu=0.0, operations=0, outcome='passed',
+         process='gw0'):
     return dict(test=test, outcome=outcome, seconds=seconds, cpu=cpu,
-                subprocess_cpu=subprocess_cpu, operations=operations)
+                subprocess_cpu=subprocess_cpu, operations=operations, process=process)
 
 
 def _run(rows, seconds, **keys):
@@ -44,7 +45,7 @@ def test_the_machines_cpu_seconds_grow_with_work():
 
 def test_the_tiers_tables_give_each_tier_and_the_checkout_measured_against():
     rows = [_row('a_test.py::test_one', 1.0, operations=1234),
-            _row('b_test.py::test_two', 2.0, outcome='skipped')]
+            _row('b_test.py::test_two', 2.0, outcome='skipped', process='gw1')]
     record = dict(
         date='2026-11-29T12:00:00', processor=dict(model='Some CPU', extensions=['avx512f']),
         machine=dict(cores=2, python='3.11.7', load_before=[0.5], load_after=[1.5]),
@@ -58,6 +59,7 @@ def test_the_tiers_tables_give_each_tier_and_the_checkout_measured_against():
     assert '| default | `python -m pytest` | 1 passed, 1 skipped | 100 s | 200 s |' in text
     assert 'the default run at commit abc1234 took 200 s' in text
     assert "this checkout's takes 0.50x its time" in text
+    assert 'durations (2 pytest processes share 2 cores, so' in text
     slowest = text.index('| `b_test.py` | 1 | 2 |')
     assert slowest < text.index('| `a_test.py` | 1 | 1 | 0 | 0 | 1,234 |')
 
@@ -111,6 +113,7 @@ def test_a_run_records_each_tests_operations_and_subprocess_cpu(tmp_path):
     assert run['totals']['waited_cpu'] >= 0.4
     assert rows['test_skips']['outcome'] == 'skipped'
     assert rows['test_builds_a_graph']['outcome'] == 'passed'
+    assert {row['process'] for row in run['tests']} == {'main'}  # No pytest-xdist here.
     page = (out / 'suite_profile.md').read_text()
     assert '2 passed, 1 skipped in' in page
     assert '| `sample_test.py` | 3 |' in page
