@@ -105,7 +105,7 @@ def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
         seconds=round(time.perf_counter() - start, 4), cpu=round(own_after - own, 4),
         subprocess_cpu=round(children_after - children, 4),
         operations=_OPERATIONS[0] - operations,
-        process=os.environ.get('PYTEST_XDIST_WORKER', 'main'))
+        process=getattr(item.config, 'workerinput', {}).get('workerid', 'main'))
     with open(path, 'a', encoding='utf-8') as rows:
         rows.write(json.dumps(row) + '\n')
 
