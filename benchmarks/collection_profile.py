@@ -105,6 +105,49 @@ def collection_step(config, batch_env):
     return tools.simulate(batch_env, algo, log, reset, STEPS_PER_RUN), is_training
 
 
+def measure_collection(config_name, backend, modes, session_config=None, runs=200):
+    """Time one config's collection step in a new graph and session.
+
+    Args:
+      config_name: Name of a shipped config.
+      backend: Environment backend, such as 'parallel' or 'inprocess'.
+      modes: Any of 'acting' and 'training', measured in that order.
+      session_config: `ConfigProto` of the session; `utility.session_config()` if None.
+      runs: Runs of the median of each mode.
+
+    Returns:
+      Dict with `first_run`, the seconds of the session's first run of the
+      step (acting, with the graph's optimization and instantiation), and
+      for each mode the `operations` and microseconds
+      (`batch_step`) per batch step.
+    """
+    import tensorflow as tf
+
+    from agents.scripts import environments
+    from agents.scripts import utility
+    config = utility.make_config(config_name)
+    result = {}
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            environments.environment_constructors(config, config.num_agents), backend)
+        try:
+            op, is_training = collection_step(config, batch_env)
+            with tf.compat.v1.Session(config=session_config or utility.session_config()) as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                sess.run(batch_env.reset())
+                start = time.perf_counter()
+                sess.run(op)
+                result['first_run'] = time.perf_counter() - start
+                for mode in modes:
+                    feed = {is_training: mode == 'training'}
+                    seconds = median_seconds_per_batch_step(sess, op, runs, feed)
+                    result[mode] = dict(
+                        operations=traced_operations(sess, op, feed), batch_step=seconds * 1e6)
+        finally:
+            batch_env.close()
+    return result
+
+
 def stepping_loop(batch_env):
     """A graph loop that only steps the environments in the graph, with zero actions."""
     import tensorflow as tf

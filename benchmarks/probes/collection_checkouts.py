@@ -40,32 +40,9 @@ STEPS_PER_RUN = collection_profile.STEPS_PER_RUN
 MODES = ('acting', 'training')
 
 
-def measure(config_name, backend, training, runs=200):
-    """Operations and median microseconds per batch step of one checkout's collection."""
-    import tensorflow as tf
-
-    from agents.scripts import environments
-    from agents.scripts import utility
-    config = utility.make_config(config_name)
-    with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
-            environments.environment_constructors(config, config.num_agents), backend)
-        try:
-            op, is_training = collection_profile.collection_step(config, batch_env)
-            feed = {is_training: training}
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
-                sess.run(tf.compat.v1.global_variables_initializer())
-                sess.run(batch_env.reset())
-                seconds = collection_profile.median_seconds_per_batch_step(sess, op, runs, feed)
-                operations = collection_profile.traced_operations(sess, op, feed)
-        finally:
-            batch_env.close()
-    return dict(operations=operations, batch_step=seconds * 1e6)
-
-
 def _child(argument):
     config_name, backend, mode = argument.split(',')
-    print(json.dumps(measure(config_name, backend, training=mode == 'training')))
+    print(json.dumps(collection_profile.measure_collection(config_name, backend, (mode,))[mode]))
 
 
 def main():
