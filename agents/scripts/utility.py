@@ -239,8 +239,8 @@ class SignalSafeSession(tf.compat.v1.Session):
 # and made later steps no faster (benchmarks/graph_rewrites.py). Each new set of
 # fetches (initializing, reading the global step, storing a checkpoint) pays
 # them over the whole graph; placing only the fetched part of the graph
-# (`place_pruned_graph`) skips that, but also leaves the loop bodies
-# unoptimized: a Pendulum collection run executed 9,892 nodes instead of 4,489.
+# (`place_pruned_graph`) skips that, but leaves the loop bodies unoptimized
+# (benchmarks/probes/session_options.py).
 GRAPH_OPTIMIZERS = ('dependency',)
 # Passes of those optimizers over a graph: 1, or 2 (TensorFlow's default). A
 # second pass made no training phase faster, and made each new set of fetches
