@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 
@@ -67,6 +68,18 @@ def command_line(command, record):
         f'{machine["cores"]} cores; '
         f'1-minute load average {machine["load_before"][0]:.1f} before and '
         f'{machine["load_after"][0]:.1f} after; {record["date"][:16]}.')
+
+
+def rounds_cells(values, baseline):
+    """Table cells of a measurement repeated in rounds: its median, each round, and vs a baseline.
+
+    Args:
+      values: The measurement of each round.
+      baseline: What the median's ratio divides by.
+    """
+    median = statistics.median(values)
+    rounds = ', '.join(f'{value:.0f}' for value in values)
+    return f'{median:.0f} | {rounds} | {median / baseline:.2f}x'
 
 
 def processor():

@@ -93,15 +93,11 @@ def _table(args, commits, results, record):
         '| each round | vs the first |',
         '|---|---|---:|---:|---|---:|']
     for mode in MODES:
-        baseline = None
+        baseline = statistics.median(run['batch_step'] for run in results[f'{commits[0]},{mode}'])
         for commit in commits:
             runs = results[f'{commit},{mode}']
-            micros = statistics.median(run['batch_step'] for run in runs)
-            baseline = baseline or micros
-            rounds = ', '.join(f'{run["batch_step"]:.0f}' for run in runs)
-            lines.append(
-                f'| {commit} | {mode} | {runs[0]["operations"]:.0f} | {micros:.0f} | '
-                f'{rounds} | {micros / baseline:.2f}x |')
+            cells = reporting.rounds_cells([run['batch_step'] for run in runs], baseline)
+            lines.append(f'| {commit} | {mode} | {runs[0]["operations"]:.0f} | {cells} |')
     lines += ['', reporting.command_line(
         f'python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
         f'--config {args.config} --backend {args.backend} --rounds {args.rounds}', record)]

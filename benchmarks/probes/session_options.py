@@ -116,15 +116,11 @@ def _table(args, results, record):
     for mode in MODES:
         baseline = statistics.median(run[mode]['batch_step'] for run in results['scripts'])
         for option, runs in results.items():
-            micros = [run[mode]['batch_step'] for run in runs]
             first = statistics.median(run['first_run'] for run in runs)
             operations = (
                 'not traced' if option in UNTRACED else f'{runs[0][mode]["operations"]:.0f}')
-            lines.append(
-                f'| {option} | {first:.2f} | {mode} | {operations} | '
-                f'{statistics.median(micros):.0f} | '
-                f'{", ".join(f"{each:.0f}" for each in micros)} | '
-                f'{statistics.median(micros) / baseline:.2f}x |')
+            cells = reporting.rounds_cells([run[mode]['batch_step'] for run in runs], baseline)
+            lines.append(f'| {option} | {first:.2f} | {mode} | {operations} | {cells} |')
     lines += ['', reporting.command_line(
         f'python benchmarks/probes/session_options.py --config {args.config} '
         f'--backend {args.backend} --options {args.options} --rounds {args.rounds}', record)]
