@@ -118,8 +118,8 @@ def measure_collection(config_name, backend, modes, session_config=None, runs=20
     Returns:
       Dict with `first_run`, the seconds of the session's first run of the
       step (acting, with the graph's optimization and instantiation), and
-      for each mode the `operations` and microseconds
-      (`batch_step`) per batch step.
+      for each mode the `operations` and microseconds (`batch_step`) per
+      batch step.
     """
     import tensorflow as tf
 

@@ -267,9 +267,7 @@ def tiers_text(record):
 
 def _sharing(run, cores):
     """How many pytest processes ran a run's tests on how many cores, in words."""
-    processes = {row.get('process') for row in run['tests']}
-    if None in processes:  # A record from before rows named their process.
-        return f'its processes share {cores} cores'
+    processes = {row['process'] for row in run['tests']}
     return f'{len(processes)} pytest processes share {cores} cores'
 
 
