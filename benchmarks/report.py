@@ -173,15 +173,31 @@ def _best(run):
 
 
 def provenance(runs):
-    """Commits and processors of the runs, for a table's caption."""
-    commits = sorted({run.get('commit', 'not recorded') for run in runs})
-    processors = sorted({_processor_name(run.get('processor')) for run in runs})
-    return f'commit {", ".join(commits)}; {", ".join(processors)}'
+    """Commits and processors of the runs, for a table's caption.
+
+    Runs that share a commit and processor form one group; where the runs
+    form several, each group names its libraries.
+    """
+    groups = collections.defaultdict(set)
+    for run in runs:
+        groups[run.get('commit'), _processor_name(run.get('processor'))].add(run['library'])
+    if len(groups) == 1:
+        return _record(*next(iter(groups)))
+    return '; '.join(
+        f'{_record(commit, processor)} for {" and ".join(sorted(libraries))}'
+        for (commit, processor), libraries in sorted(
+            groups.items(), key=lambda group: sorted(group[1])))
+
+
+def _record(commit, processor):
+    if commit is None and processor is None:
+        return 'commit and processor not recorded'
+    return f'commit {commit or "not recorded"}, {processor or "processor not recorded"}'
 
 
 def _processor_name(processor):
     if not processor:
-        return 'processor not recorded'
+        return None
     widest = 'AVX-512' if 'avx512f' in processor['extensions'] else (
         'AVX2' if 'avx2' in processor['extensions'] else 'no AVX2')
     return f'{processor["model"]} ({widest})'

@@ -120,10 +120,17 @@ def test_best_so_far_is_each_runs_best_evaluation_averaged():
 
 def test_a_table_names_the_commits_and_processors_of_its_runs():
     processor = {'model': 'AMD EPYC', 'extensions': ['avx', 'avx2', 'avx512f']}
-    runs = [dict(_run('cheetah', 0, [1.0]), commit='abc1234', processor=processor),
-            _run('cheetah', 1, [1.0])]
-    assert report.provenance(runs) == (
-        'commit abc1234, not recorded; AMD EPYC (AVX-512), processor not recorded')
+    recorded = [dict(_run('cheetah', seed, [1.0], library), commit='abc1234', processor=processor)
+                for seed, library in enumerate(['agents', 'agents-feedforward'])]
+    assert report.provenance(recorded) == 'commit abc1234, AMD EPYC (AVX-512)'
+    unrecorded = _run('cheetah', 2, [1.0], 'sb3')
+    assert report.provenance([*recorded, unrecorded]) == (
+        'commit abc1234, AMD EPYC (AVX-512) for agents and agents-feedforward; '
+        'commit and processor not recorded for sb3')
+    without_processor = dict(_run('cheetah', 3, [1.0], 'sb3'), commit='def5678')
+    assert report.provenance([recorded[0], without_processor]) == (
+        'commit abc1234, AMD EPYC (AVX-512) for agents; '
+        'commit def5678, processor not recorded for sb3')
 
 
 def test_steps_to_threshold_need_every_seed_to_reach_it():
