@@ -228,14 +228,24 @@ def measure_sb3(steps, config):
                 update=seconds - clock.collection)
 
 
+def gradient_steps(steps):
+    """The gradient steps of the pinned schedule in `steps` training steps."""
+    rollout = ZOO_SCHEDULE['num_agents'] * ZOO_SCHEDULE['rollout_length']
+    return steps // rollout * (
+        ZOO_SCHEDULE['update_epochs'] * rollout // ZOO_SCHEDULE['minibatch_size'])
+
+
+def update_seconds(steps, agents, collection_rate):
+    """Our run's training time less its collection, measured apart at `collection_rate`."""
+    return agents['seconds'] - steps / collection_rate
+
+
 def table(steps, agents, collection_rate, env_rate, sb3):
     """Markdown tables of the measurements, and the issue's targets against them."""
     collection = steps / collection_rate
-    update = agents['seconds'] - collection
-    gradient_steps = steps // (ZOO_SCHEDULE['num_agents'] * ZOO_SCHEDULE['rollout_length']) * (
-        ZOO_SCHEDULE['update_epochs'] * ZOO_SCHEDULE['rollout_length']
-        * ZOO_SCHEDULE['num_agents'] // ZOO_SCHEDULE['minibatch_size'])
-    achieved = gradient_steps * gradient_step_flops(OBSERV_SIZE, ACTION_SIZE) / update / 1e9
+    update = update_seconds(steps, agents, collection_rate)
+    steps_of_update = gradient_steps(steps)
+    achieved = steps_of_update * gradient_step_flops(OBSERV_SIZE, ACTION_SIZE) / update / 1e9
     (first_steps, first_seconds), later = agents['phases'][0], agents['phases'][1:]
     later_rate = (sum(each for each, _ in later) / sum(seconds for _, seconds in later)
                   if later else first_steps / first_seconds)
@@ -263,8 +273,8 @@ def table(steps, agents, collection_rate, env_rate, sb3):
         '| part | measured | against |', '|---|---:|---|',
         f'| collection (policy acting, no learning) | {collection_rate:,.0f} env steps/s | '
         f'{collection_rate / env_rate:.0%} of the env-only rate, {env_rate:,.0f} env steps/s |',
-        f'| update, loop included | {update / 60:.1f} min, {update / gradient_steps * 1e3:.3f} '
-        f'ms per gradient step ({gradient_steps:,} steps) | |',
+        f'| update, loop included | {update / 60:.1f} min, {update / steps_of_update * 1e3:.3f} '
+        f'ms per gradient step ({steps_of_update:,} steps) | |',
         f'| update arithmetic | {achieved:.0f} GFLOP/s | {achieved / agents["peak_gflops"]:.0%} '
         f'of the measured FP32 matmul peak, {agents["peak_gflops"]:.0f} GFLOP/s |',
         f'| first graph run (graph optimization, XLA compilation) | {first_run:.1f} s | |',
