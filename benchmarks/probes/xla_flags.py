@@ -104,7 +104,8 @@ def _table(args, results, record):
     for name, runs in results.items():
         cells = reporting.rounds_cells([run['update_us'] for run in runs], baseline)
         rate = statistics.median(run['steps_per_second'] for run in runs)
-        lines.append(f'| {name} | {f"`{FLAGS[name]}`" if FLAGS[name] else "nothing"} | {cells} | {rate:,.0f} |')
+        added = f'`{FLAGS[name]}`' if FLAGS[name] else 'nothing'
+        lines.append(f'| {name} | {added} | {cells} | {rate:,.0f} |')
     peak = statistics.median(run['peak_gflops'] for runs in results.values() for run in runs)
     lines += [
         '', f'The machine\'s FP32 matmul peak, median of the runs: {peak:.0f} GFLOP/s.', '',
