@@ -1,10 +1,10 @@
 r"""Probe: does an XLA CPU flag make PPO's compiled update faster?
 
 On the zoo's HalfCheetah schedule the update takes most of a whole run
-(`mujoco_throughput.py`), and in its phases the trainer keeps only about one
-and a half of the two cores busy: a gradient step's products of 64 rows are
-too small for XLA to spread over both. XLA's CPU compiler has flags that
-could change that:
+(`mujoco_throughput.py`). While it runs, the environments' workers wait, so
+both cores are the update's, but a gradient step's products of 64 rows are
+small to spread over two. XLA's CPU compiler has flags that could change
+how much of the second core the update uses:
 
 - `concurrency_scheduler`: order the compiled program so that independent
   parts can run at once (`--xla_cpu_enable_concurrency_optimized_scheduler`);
