@@ -55,6 +55,32 @@ def run_record(load_before, load_after=None):
             'load_after': os.getloadavg() if load_after is None else load_after}}
 
 
+def probe_record(load_before, **extra):
+    """`run_record` with this checkout's commit and the processor, and `extra` keys."""
+    return dict(run_record(load_before), commit=commit(), processor=processor(), **extra)
+
+
+def by_turns(names, rounds, measure):
+    """Measure every name once a round, the order reversed every other round.
+
+    Load that changes during the rounds then falls on every name alike.
+
+    Args:
+      names: What to measure, in the order of the first round.
+      rounds: How many times to measure each.
+      measure: Function of a name that returns its measurement.
+
+    Returns:
+      Dict from each name to its measurements, round by round.
+    """
+    results = {name: [] for name in names}
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else names[::-1]:
+            results[name].append(measure(name))
+            print(f'round {round_} {name}: {results[name][-1]}', flush=True)
+    return results
+
+
 def command_line(command, record):
     """The closing line of a results table: the command, the processor, the machine's load.
 

@@ -74,8 +74,7 @@ def main():
                     environment=dict(PYTHONPATH=path))
                 results[f'{commit},{mode}'].append(run)
                 print(f'round {round_} {commit} {mode}: {run}', flush=True)
-    record = dict(reporting.run_record(load), commit=reporting.commit(),
-                  processor=reporting.processor(), checkouts=commits)
+    record = reporting.probe_record(load, checkouts=commits)
     name = args.config + ('' if args.backend == 'parallel' else f'_{args.backend}')
     reporting.write_results(
         args.out, name, _table(args, commits, results, record),

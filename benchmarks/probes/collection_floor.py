@@ -162,8 +162,7 @@ def main():
         for key, runs in results.items():
             runs.append(phase_timing.run_child(__file__, f'{args.config},{key}'))
             print(f'repeat {repeat} {key}: {runs[-1]}', flush=True)
-    record = dict(reporting.run_record(load), commit=reporting.commit(),
-                  processor=reporting.processor())
+    record = reporting.probe_record(load)
     reporting.write_results(
         args.out, args.config, _table(args, results, record), dict(results=results, **record))
     return 0

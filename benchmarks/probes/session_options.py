@@ -90,14 +90,9 @@ def main():
         parser.error(f'--options takes scripts first, then any of {", ".join(OPTIONS)}; '
                      f'got {args.options!r}.')
     load = os.getloadavg()
-    results = {option: [] for option in options}
-    for round_ in range(args.rounds):
-        for option in options if round_ % 2 == 0 else options[::-1]:
-            run = phase_timing.run_child(__file__, f'{args.config},{args.backend},{option}')
-            results[option].append(run)
-            print(f'round {round_} {option}: {run}', flush=True)
-    record = dict(reporting.run_record(load), commit=reporting.commit(),
-                  processor=reporting.processor())
+    results = reporting.by_turns(options, args.rounds, lambda option: phase_timing.run_child(
+        __file__, f'{args.config},{args.backend},{option}'))
+    record = reporting.probe_record(load)
     name = args.config + ('' if args.backend == 'parallel' else f'_{args.backend}')
     reporting.write_results(
         args.out, name, _table(args, results, record), dict(results=results, **record))

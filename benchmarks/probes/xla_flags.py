@@ -79,14 +79,9 @@ def main():
         parser.error(f'--flags takes scripts first, then any of {", ".join(FLAGS)}; '
                      f'got {args.flags!r}.')
     load = os.getloadavg()
-    results = {name: [] for name in names}
-    for round_ in range(args.rounds):
-        for name in names if round_ % 2 == 0 else names[::-1]:
-            run = measure(FLAGS[name], args.steps)
-            results[name].append(run)
-            print(f'round {round_} {name}: {run}', flush=True)
-    record = dict(reporting.run_record(load), commit=reporting.commit(),
-                  processor=reporting.processor())
+    results = reporting.by_turns(
+        names, args.rounds, lambda name: measure(FLAGS[name], args.steps))
+    record = reporting.probe_record(load)
     reporting.write_results(
         args.out, 'cheetah', _table(args, results, record), dict(results=results, **record))
     return 0
