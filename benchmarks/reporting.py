@@ -55,6 +55,19 @@ def run_record(load_before, load_after=None):
             'load_after': os.getloadavg() if load_after is None else load_after}}
 
 
+def baseline_first(parser, flag, value, choices, baseline='scripts'):
+    """The names in the comma-separated `value` of `--flag`, the baseline first.
+
+    A value that does not start with `baseline`, or names something not in
+    `choices`, stops the program with one line that says what the flag takes.
+    """
+    names = value.split(',')
+    if names[0] != baseline or any(name not in choices for name in names):
+        parser.error(f'--{flag} takes {baseline} first, then any of {", ".join(choices)}; '
+                     f'got {value!r}.')
+    return names
+
+
 def probe_record(load_before, **extra):
     """`run_record` with this checkout's commit and the processor, and `extra` keys."""
     return dict(run_record(load_before), commit=commit(), processor=processor(), **extra)

@@ -84,11 +84,7 @@ def main():
     args = parser.parse_args()
     if args.child:
         return _child(args.child)
-    options = args.options.split(',')
-    unknown = [option for option in options if option not in OPTIONS]
-    if unknown or options[0] != 'scripts':
-        parser.error(f'--options takes scripts first, then any of {", ".join(OPTIONS)}; '
-                     f'got {args.options!r}.')
+    options = reporting.baseline_first(parser, 'options', args.options, OPTIONS)
     load = os.getloadavg()
     results = reporting.by_turns(options, args.rounds, lambda option: phase_timing.run_child(
         __file__, f'{args.config},{args.backend},{option}'))

@@ -73,11 +73,7 @@ def main():
     parser.add_argument('--rounds', type=int, default=2)
     parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
     args = parser.parse_args()
-    names = args.flags.split(',')
-    unknown = [name for name in names if name not in FLAGS]
-    if unknown or names[0] != 'scripts':
-        parser.error(f'--flags takes scripts first, then any of {", ".join(FLAGS)}; '
-                     f'got {args.flags!r}.')
+    names = reporting.baseline_first(parser, 'flags', args.flags, FLAGS)
     load = os.getloadavg()
     results = reporting.by_turns(
         names, args.rounds, lambda name: measure(FLAGS[name], args.steps))
