@@ -119,6 +119,17 @@ TASKS = {
              policy_kwargs=_ZOO_MUJOCO_NETWORK),
         {}),
 }
+# sb3-contrib TRPO hyperparameters of rl-baselines3-zoo (hyperparams/trpo.yml): its
+# MuJoCo defaults, tuned on the v4 tasks, with HalfCheetah's own KL target.
+_ZOO_TRPO_MUJOCO = dict(
+    normalize=True, n_envs=2, batch_size=128, n_steps=1024, gamma=0.99, gae_lambda=0.95,
+    sub_sampling_factor=1, cg_max_steps=25, cg_damping=0.1, n_critic_updates=20,
+    learning_rate=1e-3)
+TRPO = {
+    'cheetah': dict(_ZOO_TRPO_MUJOCO, target_kl=0.04), 'hopper': _ZOO_TRPO_MUJOCO,
+    'walker': _ZOO_TRPO_MUJOCO, 'ant': _ZOO_TRPO_MUJOCO, 'humanoid': _ZOO_TRPO_MUJOCO}
+# The library name of sb3-contrib's TRPO runs.
+TRPO_LIBRARY = 'sb3-trpo'
 QUICK_TASKS = ('pendulum', 'cartpole')
 RECURRENT_TASKS = ('pendulum_novel', 'cartpole_novel')
 MUJOCO_TASKS = ('cheetah', 'hopper', 'walker', 'ant', 'humanoid')
@@ -275,8 +286,10 @@ def process_tree():
     return pids
 
 
-def run_sb3(task, seed):
+def run_sb3(task, seed, trpo=False):
     """Train SB3 PPO, or sb3-contrib RecurrentPPO on masked tasks, with the zoo hyperparameters.
+
+    With `trpo`, sb3-contrib's TRPO with the zoo's TRPO hyperparameters instead.
 
     Returns:
       Its evaluations and training seconds.
@@ -292,7 +305,7 @@ def run_sb3(task, seed):
 
     from agents.tools import wrappers
     torch.set_num_threads(1)
-    params = dict(task.sb3)
+    params = dict(TRPO[task.config] if trpo else task.sb3)
     normalize = params.pop('normalize', False)
     n_envs = params.pop('n_envs', 1)
     for key, value in params.items():
@@ -308,7 +321,10 @@ def run_sb3(task, seed):
     env = env_util.make_vec_env(task.env, n_envs=n_envs, seed=seed, wrapper_class=mask)
     if normalize:
         env = vec_env.VecNormalize(env)
-    if task.mask:
+    if trpo:
+        import sb3_contrib
+        model = sb3_contrib.TRPO('MlpPolicy', env, seed=seed, device='cpu', **params)
+    elif task.mask:
         import sb3_contrib
         model = sb3_contrib.RecurrentPPO(
             'MlpLstmPolicy', env, seed=seed, device='cpu', **params)
@@ -370,7 +386,7 @@ def run_worker(args):
             args.logs, f'{args.library}-{args.task}-{args.seed}')
         evaluations, seconds = run_agents(task, args.seed, overrides, config_name, logdir)
     else:
-        evaluations, seconds = run_sb3(task, args.seed)
+        evaluations, seconds = run_sb3(task, args.seed, trpo=args.library == TRPO_LIBRARY)
     with open(args.worker, 'w') as file_:
         json.dump(dict(
             library=args.library, task=args.task, seed=args.seed, seconds=seconds,
@@ -592,6 +608,8 @@ def main():
                         help='Seeds run from this one; tuning seeds start at 100.')
     parser.add_argument('--jobs', type=int, default=1, help='Runs at once.')
     parser.add_argument('--sb3', action='store_true', help='Run SB3 on MuJoCo tasks too.')
+    parser.add_argument('--trpo', action='store_true',
+                        help="Run sb3-contrib's TRPO on the MuJoCo tasks too.")
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true',
                         help='Run no SB3 at all.')
     parser.add_argument('--set', action='append', default=[],
@@ -633,6 +651,8 @@ def main():
                 jobs.append((CONTROL, task, seed))
             if not args.no_sb3 and (task in QUICK_TASKS + RECURRENT_TASKS or args.sb3):
                 jobs.append(('sb3', task, seed))
+            if args.trpo and task in TRPO:
+                jobs.append((TRPO_LIBRARY, task, seed))
     os.makedirs(args.out, exist_ok=True)
     start = time.time()
     runs = args.runs or (tempfile.mkdtemp() if args.set else os.path.join(args.out, 'runs'))
