@@ -1,8 +1,12 @@
-"""Action distributions for policies: a diagonal Gaussian and a categorical.
+"""Action distributions for policies, one per kind of Gymnasium action space.
 
-Both take tensors with arbitrary leading batch dimensions (for example
-`[batch, time]`) and treat the last axis as the event: the Gaussian's action
-vector, or the categorical's classes. Every method returns one value per batch
+`DiagonalGaussian` (Box), `Categorical` (Discrete), `FactoredCategorical`
+(MultiDiscrete: one categorical per entry) and `Bernoulli` (MultiBinary: one
+Bernoulli per entry). All take tensors with arbitrary leading batch dimensions
+(for example `[batch, time]`) and treat the last axis as the event: the
+Gaussian's action vector, the categorical's classes, the entries of the
+factored ones (whose log probabilities, entropies and divergences are sums
+over their entries). Every method returns one value per batch
 element. A distribution is rebuilt from its `parameters`, so algorithms can
 store a policy's parameters and compare the old policy with the new one later:
 `type(policy)(**policy.parameters)`.
@@ -261,6 +265,128 @@ class Categorical:
         with tf.name_scope('kl'):
             log_ratio = tf.nn.log_softmax(self._logits) - tf.nn.log_softmax(other.logits)
             return tf.reduce_sum(tf.math.multiply_no_nan(log_ratio, self.probs), -1)
+
+
+class FactoredCategorical:
+    """Independent categoricals, one per entry of an integer vector (MultiDiscrete actions).
+
+    Entries with fewer classes than others pad their logits with `PADDING`,
+    a logit so low that those classes have probability zero.
+
+    Args:
+      logits: Float tensor `[..., entries, num_classes]`.
+
+    Raises:
+      TypeError: If the logits are not floating point.
+      ValueError: If the logits have no entry and class axes.
+    """
+
+    # Logit of the classes an entry does not have.
+    PADDING = -1e9
+
+    def __init__(self, logits):
+        with tf.name_scope('factored_categorical'):
+            logits = tf.convert_to_tensor(logits)
+            if logits.shape.rank is not None and logits.shape.rank < 2:
+                raise ValueError(
+                    'FactoredCategorical needs logits of shape [..., entries, num_classes].')
+            self._entries = Categorical(logits)
+
+    @property
+    def logits(self):
+        """Unnormalised log probabilities `[..., entries, num_classes]`."""
+        return self._entries.logits
+
+    @property
+    def parameters(self):
+        """Dictionary of the constructor arguments, to store and rebuild the policy."""
+        return {'logits': self._entries.logits}
+
+    def sample(self, seed=None):
+        """Draws one class index per entry; int32 tensor `[..., entries]`."""
+        return self._entries.sample(seed)
+
+    def mode(self):
+        """The most likely class of each entry, int32 tensor `[..., entries]`."""
+        return self._entries.mode()
+
+    def log_prob(self, value):
+        """Log probability of integer vectors `[..., entries]`, summed over entries: `[...]`."""
+        return tf.reduce_sum(self._entries.log_prob(value), -1)
+
+    def entropy(self):
+        """Entropy in nats, summed over entries: `[...]`."""
+        return tf.reduce_sum(self._entries.entropy(), -1)
+
+    def kl(self, other):
+        """KL(self || other), summed over entries: `[...]`."""
+        _check_same_type(self, other)
+        return tf.reduce_sum(self._entries.kl(other._entries), -1)  # pylint: disable=protected-access
+
+
+class Bernoulli:
+    """Independent Bernoulli variables, one per entry of a 0/1 vector (MultiBinary actions).
+
+    Args:
+      logits: Float tensor `[..., entries]`, the log odds of each entry being 1.
+
+    Raises:
+      TypeError: If the logits are not floating point.
+      ValueError: If the logits have no entry axis.
+    """
+
+    def __init__(self, logits):
+        with tf.name_scope('bernoulli'):
+            logits = tf.convert_to_tensor(logits)
+            if not logits.dtype.is_floating:
+                raise TypeError(f'Bernoulli needs floating logits, got {logits.dtype.name}.')
+            if logits.shape.rank == 0:
+                raise ValueError('Bernoulli needs logits with an entry axis ([..., entries]).')
+            self._logits = logits
+
+    @property
+    def logits(self):
+        """Log odds `[..., entries]`."""
+        return self._logits
+
+    @property
+    def parameters(self):
+        """Dictionary of the constructor arguments, to store and rebuild the policy."""
+        return {'logits': self._logits}
+
+    def sample(self, seed=None):
+        """Draws 0 or 1 per entry; honours the graph-level seed; int32 tensor `[..., entries]`."""
+        with tf.name_scope('sample'):
+            uniform = tf.random.uniform(tf.shape(self._logits), seed=seed)
+            return tf.cast(uniform < tf.sigmoid(self._logits), tf.int32)
+
+    def mode(self):
+        """The more likely value of each entry (0 on ties), int32 tensor `[..., entries]`."""
+        return tf.cast(self._logits > 0, tf.int32)
+
+    def log_prob(self, value):
+        """Log probability of 0/1 vectors `[..., entries]`, summed over entries: `[...]`."""
+        with tf.name_scope('log_prob'):
+            labels = tf.cast(value, self._logits.dtype)
+            return -tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=labels, logits=self._logits), -1)
+
+    def entropy(self):
+        """Entropy in nats, summed over entries: `[...]`."""
+        with tf.name_scope('entropy'):
+            probs = tf.sigmoid(self._logits)
+            return tf.reduce_sum(
+                probs * tf.nn.softplus(-self._logits) +
+                (1 - probs) * tf.nn.softplus(self._logits), -1)
+
+    def kl(self, other):
+        """KL(self || other), summed over entries: `[...]`."""
+        _check_same_type(self, other)
+        with tf.name_scope('kl'):
+            probs = tf.sigmoid(self._logits)
+            ones = tf.nn.softplus(-other.logits) - tf.nn.softplus(-self._logits)
+            zeros = tf.nn.softplus(other.logits) - tf.nn.softplus(self._logits)
+            return tf.reduce_sum(probs * ones + (1 - probs) * zeros, -1)
 
 
 def _log_normal_cdf(x):

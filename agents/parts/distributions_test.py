@@ -1,4 +1,4 @@
-"""Tests for the diagonal Gaussian and categorical distributions."""
+"""Tests for the action distributions."""
 
 import math
 
@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.parts.distributions import Bernoulli
 from agents.parts.distributions import Categorical
 from agents.parts.distributions import DiagonalGaussian
+from agents.parts.distributions import FactoredCategorical
 
 
 def _evaluate(fetches, seed=None):
@@ -219,3 +221,98 @@ class TestCategorical:
                 Categorical(_LOGITS).log_prob(np.zeros((3, 4), np.float32))
             with pytest.raises(TypeError, match='another Categorical'):
                 Categorical(_LOGITS).kl(DiagonalGaussian(_MEAN, _LOG_STD))
+
+
+def _padded_logits():
+    """Logits `[3, 2 entries, 4 classes]` of a MultiDiscrete([4, 2]): entry 1 has two classes."""
+    logits = _RANDOM.normal(size=(3, 2, 4)).astype(np.float32)
+    logits[:, 1, 2:] = FactoredCategorical.PADDING
+    return logits
+
+
+class TestFactoredCategorical:
+
+    def test_log_prob_entropy_and_kl_sum_over_entries(self):
+        logits, other = _padded_logits(), _padded_logits()
+        value = np.array([[3, 1], [0, 0], [2, 1]], np.int32)
+        log_probs = _log_softmax(logits)
+        expected_log_prob = log_probs[np.arange(3), 0, value[:, 0]] + log_probs[
+            np.arange(3), 1, value[:, 1]]
+        probs = np.exp(log_probs)
+        expected_entropy = -np.sum(np.where(probs > 0, probs * log_probs, 0), (-1, -2))
+        expected_kl = np.sum(np.where(
+            probs > 0, probs * (log_probs - _log_softmax(other)), 0), (-1, -2))
+
+        def fetches():
+            distribution = FactoredCategorical(logits)
+            return (distribution.log_prob(value), distribution.entropy(),
+                    distribution.kl(FactoredCategorical(other)))
+        log_prob, entropy, kl = _evaluate(fetches)
+        assert log_prob.shape == entropy.shape == kl.shape == (3,)
+        np.testing.assert_allclose(log_prob, expected_log_prob, rtol=1e-5)
+        np.testing.assert_allclose(entropy, expected_entropy, rtol=1e-5)
+        np.testing.assert_allclose(kl, expected_kl, rtol=1e-4, atol=1e-6)
+
+    def test_samples_stay_within_each_entry_and_mode_is_the_argmax(self):
+        logits = np.tile(_padded_logits()[:1], (2000, 1, 1))
+
+        def fetches():
+            distribution = FactoredCategorical(logits)
+            return distribution.sample(), distribution.mode(), distribution.parameters
+        samples, mode, parameters = _evaluate(fetches, seed=1)
+        assert samples.shape == (2000, 2) and samples.dtype == np.int32
+        assert samples[:, 0].max() <= 3 and samples[:, 1].max() <= 1
+        assert set(samples[:, 1]) == {0, 1}
+        expected = np.exp(_log_softmax(logits[0, 0]))
+        frequencies = np.bincount(samples[:, 0], minlength=4) / 2000
+        np.testing.assert_allclose(frequencies, expected, atol=0.04)
+        assert mode[0].tolist() == logits[0].argmax(-1).tolist()
+        np.testing.assert_array_equal(parameters['logits'], logits)
+
+    def test_kl_needs_another_factored_categorical(self):
+        with tf.Graph().as_default():
+            with pytest.raises(TypeError, match='FactoredCategorical'):
+                FactoredCategorical(_padded_logits()).kl(Categorical(_LOGITS))
+
+
+class TestBernoulli:
+
+    def test_log_prob_entropy_and_kl_match_closed_form(self):
+        logits = _RANDOM.normal(size=(3, 4)).astype(np.float32)
+        other = _RANDOM.normal(size=(3, 4)).astype(np.float32)
+        value = (_RANDOM.uniform(size=(3, 4)) < 0.5).astype(np.int32)
+        p, q = 1 / (1 + np.exp(-logits)), 1 / (1 + np.exp(-other))
+        expected_log_prob = np.sum(np.log(np.where(value == 1, p, 1 - p)), -1)
+        expected_entropy = -np.sum(p * np.log(p) + (1 - p) * np.log(1 - p), -1)
+        expected_kl = np.sum(
+            p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)), -1)
+
+        def fetches():
+            distribution = Bernoulli(logits)
+            return (distribution.log_prob(value), distribution.entropy(),
+                    distribution.kl(Bernoulli(other)))
+        log_prob, entropy, kl = _evaluate(fetches)
+        np.testing.assert_allclose(log_prob, expected_log_prob, rtol=1e-5)
+        np.testing.assert_allclose(entropy, expected_entropy, rtol=1e-5)
+        np.testing.assert_allclose(kl, expected_kl, rtol=1e-4, atol=1e-6)
+
+    def test_samples_are_zero_or_one_at_the_rate_of_the_logits(self):
+        logits = np.tile(np.array([[-1.0, 0.0, 2.0]], np.float32), (4000, 1))
+
+        def fetches():
+            distribution = Bernoulli(logits)
+            return distribution.sample(), distribution.mode()
+        samples, mode = _evaluate(fetches, seed=2)
+        assert samples.dtype == np.int32 and set(np.unique(samples)) == {0, 1}
+        np.testing.assert_allclose(
+            samples.mean(0), 1 / (1 + np.exp(-logits[0])), atol=0.03)
+        assert mode[0].tolist() == [0, 0, 1]
+        assert _evaluate(lambda: Bernoulli(logits).sample(), seed=2).tolist() == (
+            samples.tolist())
+
+    def test_rejects_bad_input(self):
+        with tf.Graph().as_default():
+            with pytest.raises(TypeError, match='floating'):
+                Bernoulli(np.zeros(3, np.int32))
+            with pytest.raises(ValueError, match='entry axis'):
+                Bernoulli(0.5)

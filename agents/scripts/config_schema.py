@@ -2,7 +2,7 @@
 
 `RunConfig` declares the keys of a run (task, budget, environments); the
 chosen algorithm and network add the keys of their registry entries
-(`agents.algorithms.ppo.config.PPOConfig`, `agents.scripts.networks.NetworkConfig`).
+(`agents.algorithms.ppo.config.PPOConfig`, `agents.parts.networks.NetworkConfig`).
 `python -m agents.scripts.config_schema > docs/configs.md` writes the reference
 page of all keys; a test checks that the committed page matches the schemas.
 """
@@ -13,8 +13,8 @@ import sys
 
 from agents import tools
 from agents.algorithms.ppo import config as ppo_config
+from agents.parts import networks
 from agents.scripts import environments
-from agents.scripts import networks
 from agents.scripts import registry
 from agents.tools import schema
 from agents.tools.schema import key
@@ -93,7 +93,7 @@ Every key a training configuration may set, with its type, default, range and
 meaning. A config function (`agents/scripts/configs.py`, or your own) returns
 a dict of these keys; the run's keys are declared in
 `agents/scripts/config_schema.py`, PPO's in `agents/algorithms/ppo/config.py`
-and the built-in networks' in `agents/scripts/networks.py`. A network or
+and the built-in networks' in `agents/parts/networks.py`. A network or
 algorithm of your own adds the keys of its registry entry. An unknown key, a
 wrong type or a value out of range is refused before the run starts
 ([training.md](training.md#configs)).
@@ -128,9 +128,9 @@ def _check_environment_id(env, kwargs):
     except ValueError as error:
         raise schema.ConfigError(f'env: {error}') from None
     try:
-        environments.check_environment_kwargs(env, kwargs)
+        environments.check_environment_made(env, kwargs)
     except ValueError as error:
-        raise schema.ConfigError(f'env_kwargs: {error}') from None
+        raise schema.ConfigError(f'{"env_kwargs" if kwargs else "env"}: {error}') from None
 
 
 if __name__ == '__main__':

@@ -5,10 +5,10 @@ import os
 from gymnasium.envs.classic_control import pendulum
 import pytest
 
+from agents.parts import networks
 from agents.scripts import config_schema
 from agents.scripts import configs
 from agents.scripts import environments
-from agents.scripts import networks
 from agents.scripts import registry
 from agents.scripts import utility
 from agents.tools.schema import ConfigError

@@ -4,7 +4,7 @@ Each configuration is a function returning a dict of the keys it sets;
 `train.py` selects one with `--config=NAME`. Every key, its type, default,
 range and meaning is declared once, in the schema
 (`agents.scripts.config_schema.RunConfig`, `agents.algorithms.ppo.config.PPOConfig`,
-`agents.scripts.networks.NetworkConfig`), whose defaults are those of the
+`agents.parts.networks.NetworkConfig`), whose defaults are those of the
 original BatchPPO. Tasks start from `default()` and override what they need,
 on today's Gymnasium task ids. Callables are named by their registered names
 (see `agents.scripts.registry`).

@@ -10,6 +10,7 @@ import importlib
 import gymnasium as gym
 from gymnasium.envs import registration
 
+from agents.tools import spaces
 from agents.tools import wrappers
 
 
@@ -97,27 +98,38 @@ def check_environment(env):
         raise ValueError(_describe_failure(env, error)) from None
 
 
-def check_environment_kwargs(env, kwargs):
-    """Check that the task of the Gymnasium id `env` takes the arguments `kwargs`.
+def check_environment_made(env, kwargs):
+    """Check that the task of the Gymnasium id `env` can be made, and trained on.
 
-    The task is made once with them and closed, so an argument it does not
-    take, or a value it refuses, is reported before any worker starts.
+    The task is made once with `kwargs` and closed, so an argument it does not
+    take, a value it refuses, a constructor that fails, or a space the graph
+    cannot hold is reported before any worker starts.
 
     Args:
       env: Gymnasium id or `module:EnvId` whose module has been imported.
       kwargs: Arguments for `gymnasium.make`, or None.
 
     Raises:
-      ValueError: If making the task with these arguments fails.
+      ValueError: If making the task fails or the graph cannot hold its spaces.
     """
-    if not kwargs:
-        return
     try:
-        gym.make(env, **kwargs).close()
+        made = gym.make(env, **(kwargs or {}))
     except Exception as error:  # Whatever the task's constructor raises.
-        first_line = (str(error).strip().splitlines() or [''])[0]
-        raise ValueError(
-            f'{env} does not take {kwargs}: {type(error).__name__}: {first_line}') from None
+        if kwargs:
+            raise ValueError(f'{env} does not take {kwargs}: {_first_line(error)}') from None
+        raise ValueError(f'cannot make environment {env!r}: {_first_line(error)}') from None
+    try:
+        spaces.check_space(made.observation_space, 'observation')
+        spaces.check_space(made.action_space, 'action')
+    except NotImplementedError as error:
+        raise ValueError(f'{env}: {error}') from None
+    finally:
+        made.close()
+
+
+def _first_line(error):
+    """The exception's type and the first line of its message."""
+    return f'{type(error).__name__}: {(str(error).strip().splitlines() or [""])[0]}'
 
 
 def _describe_failure(env, error):
@@ -145,7 +157,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
       normalize_ranges: Map finite observation and action ranges to [-1, 1].
       seed: Seed for the environment's random generator, or None.
       render_mode: Gymnasium render mode of an environment given by id or spec,
-        such as 'rgb_array' to record videos.
+        such as 'rgb_array' to record videos; passed to `gymnasium.make` only
+        when given, since many environments take no such argument.
       observation_mask: Indices of the flattened observation to zero at every
         step (see `wrappers.MaskObservation`); nothing is hidden if None.
       env_kwargs: Arguments of the task, passed to `gymnasium.make` with an id
@@ -153,20 +166,26 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
 
     Raises:
       ValueError: If the Gymnasium id is unknown, its module (of an id
-        `module:EnvId`) cannot be imported, `env_kwargs` come with a
-        constructor, or the action space is neither Box nor Discrete.
+        `module:EnvId`) cannot be imported, the task cannot be made,
+        `env_kwargs` come with a constructor, or the graph cannot hold the
+        action space.
 
     Returns:
       Wrapped environment.
     """
     if isinstance(env, (str, registration.EnvSpec)):
+        kwargs = dict(env_kwargs or {})
+        if render_mode is not None:
+            kwargs['render_mode'] = render_mode
         try:
             # Gymnasium's own time limit is set to ours, so it cannot end episodes earlier.
-            env = gym.make(
-                env, max_episode_steps=max_length or None, render_mode=render_mode,
-                **(env_kwargs or {}))
+            env = gym.make(env, max_episode_steps=max_length or None, **kwargs)
         except (gym.error.Error, ImportError) as error:
             raise ValueError(_describe_failure(getattr(env, 'id', env), error)) from None
+        except Exception as error:  # Whatever the task's constructor raises.
+            raise ValueError(
+                f'cannot make environment {getattr(env, "id", env)!r}: '
+                f'{_first_line(error)}') from None
     elif env_kwargs:
         raise ValueError(
             f'env_kwargs {env_kwargs} apply to a Gymnasium id or spec, not to the constructor '
@@ -181,12 +200,15 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
         if normalize_ranges:
             env = wrappers.RangeNormalize(env)
         env = wrappers.ClipAction(env)
-    elif isinstance(env.action_space, gym.spaces.Discrete):
+    else:
+        try:
+            spaces.check_space(env.action_space, 'action')
+        except NotImplementedError as error:
+            raise ValueError(str(error)) from None
         if normalize_ranges:
             env = wrappers.RangeNormalize(env, action=False)
-    else:
-        raise ValueError(
-            f'Unsupported action space {env.action_space}: use Box or Discrete actions.')
+        if isinstance(env.action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
+            env = wrappers.ZeroBasedActions(env)
     env = wrappers.ConvertTo32Bit(env)
     env = wrappers.CacheSpaces(env)
     if seed is not None:

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from agents.algorithms.ppo import config as ppo_config
 from agents.algorithms.ppo import ppo
-from agents.scripts import networks
+from agents.parts import networks
 from agents.tools import registry
 from agents.tools.schema import ConfigError
 
@@ -114,8 +114,9 @@ def import_modules(names):
 def _register_built_ins():
     register('algorithm', ppo.PPO, name='ppo', keys=ppo_config.PPOConfig)
     for network in (
-            networks.feed_forward_gaussian, networks.recurrent_gaussian,
-            networks.feed_forward_categorical, networks.recurrent_categorical):
+            networks.feed_forward, networks.recurrent, networks.feed_forward_gaussian,
+            networks.recurrent_gaussian, networks.feed_forward_categorical,
+            networks.recurrent_categorical):
         register('network', network, keys=networks.NetworkConfig)
     # Optimizers that take the learning rate as their only required argument,
     # also under the import paths where older configuration files stored them.

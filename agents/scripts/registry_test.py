@@ -7,9 +7,9 @@ import gymnasium as gym
 import pytest
 import tensorflow as tf
 
+from agents.parts import networks
 from agents.scripts import config_schema
 from agents.scripts import configs
-from agents.scripts import networks
 from agents.scripts import registry
 from agents.tools.schema import ConfigError
 from agents.tools.schema import key

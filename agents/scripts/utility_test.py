@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
+from agents.parts import networks
 from agents.scripts import environments
-from agents.scripts import networks
 from agents.scripts import utility
 from agents.scripts.cli import command_line
 

@@ -1,9 +1,9 @@
 """Put a batch of environments into the TensorFlow graph."""
 
-import numpy as np
 import tensorflow as tf
 
 from agents.tools import in_graph_env
+from agents.tools import nested
 
 
 class InGraphBatchEnv(in_graph_env.InGraphEnv):
@@ -21,7 +21,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnv):
 
         Args:
           batch_env: Batch environment with `step(actions)` and `reset(indices)`,
-            such as `BatchEnv`, with Box or Discrete spaces.
+            such as `BatchEnv`, with spaces that `in_graph_env.check_space` takes.
         """
         self._env = batch_env
         self._create_variables(batch_shape=(len(batch_env),))
@@ -48,17 +48,22 @@ class InGraphBatchEnv(in_graph_env.InGraphEnv):
                 indices = tf.range(len(self._env))
             indices = tf.convert_to_tensor(indices, tf.int32)
             observ = tf.numpy_function(
-                self._reset_indices, [indices], self._observ_dtype, name='reset')
-            observ = tf.reshape(observ, tf.concat([tf.shape(indices), self._observ.shape[1:]], 0))
-            observ = in_graph_env.check_numerics(observ, 'observ')
+                self._reset_indices, [indices], self._observ_dtypes, name='reset')
+            variables = nested.flatten(self._observ)
+            observ = [
+                in_graph_env.check_numerics(
+                    tf.reshape(part, tf.concat([tf.shape(indices), variable.shape[1:]], 0)),
+                    'observ')
+                for variable, part in zip(variables, observ)]
             falses = tf.zeros_like(indices, tf.bool)
             with tf.control_dependencies([
-                    tf.compat.v1.scatter_update(self._observ, indices, observ),
+                    *[tf.compat.v1.scatter_update(variable, indices, part)
+                      for variable, part in zip(variables, observ)],
                     tf.compat.v1.scatter_update(
                         self._reward, indices, tf.zeros_like(indices, tf.float32)),
                     tf.compat.v1.scatter_update(self._done, indices, falses),
                     tf.compat.v1.scatter_update(self._terminated, indices, falses)]):
-                return tf.identity(observ)
+                return self._pack_observ([tf.identity(part) for part in observ])
 
     def close(self):
         """Close the batch environment."""
@@ -66,4 +71,4 @@ class InGraphBatchEnv(in_graph_env.InGraphEnv):
 
     def _reset_indices(self, indices):
         observ, _ = self._env.reset(indices)
-        return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
+        return self._observ_arrays(observ)

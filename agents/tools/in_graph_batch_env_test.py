@@ -160,3 +160,69 @@ def test_ctrl_c_stops_a_session_run_that_waits_for_a_hung_worker():
     assert process.returncode == 0, stderr
     assert stdout.splitlines()[-1] == 'received True True True', stdout
     assert testing.wait_until_gone(pids)
+
+
+def _sample_batch(space, action_space, count=2):
+    envs = [testing.SampleEnv(space, action_space=action_space) for _ in range(count)]
+    for index, env in enumerate(envs):
+        env.reset(seed=index)
+    return batch_env.BatchEnv(envs, blocking=True)
+
+
+@pytest.mark.parametrize('space, shape', [
+    (gym.spaces.Discrete(4, start=2), (2,)),
+    (gym.spaces.MultiDiscrete([2, 3]), (2, 2)),
+    (gym.spaces.MultiBinary(3), (2, 3))])
+def test_integer_observations_keep_an_integer_dtype(space, shape):
+    with tf.Graph().as_default():
+        python_batch = _sample_batch(space, gym.spaces.MultiDiscrete([8, 8]))
+        env = in_graph_batch_env.InGraphBatchEnv(python_batch)
+        assert env.observ.dtype == tf.int32 and env.observ.shape == shape
+        assert env.action.dtype == tf.int32 and env.action.shape == (2, 2)
+        reset = env.reset()
+        step = _run_step(env, tf.constant([[1, 7], [0, 3]]))
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            first = sess.run(reset)
+            assert all(space.contains(each.astype(space.dtype)) for each in first)
+            observ, action = sess.run(step)[:2]
+        assert all(space.contains(each.astype(space.dtype)) for each in observ)
+        assert action.tolist() == [[1, 7], [0, 3]]
+        assert [each['action'].tolist() for each in python_batch.step(action)[4]] == [
+            [1, 7], [0, 3]]
+
+
+def test_tuple_and_dict_observations_are_nests_of_variables():
+    envs = [testing.NestedEnv('dict') for _ in range(2)]
+    for index, env in enumerate(envs):
+        env.reset(seed=index)
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(batch_env.BatchEnv(envs, blocking=True))
+        assert set(env.observ) == {'position', 'sensors'}
+        goal, image = env.observ['sensors']
+        assert goal.dtype == tf.int32 and goal.shape == (2,)
+        assert image.dtype == tf.uint8 and image.shape == (2, 3, 2)
+        assert env.observ['position'].dtype == tf.float32
+        reset = env.reset(tf.constant([1]))
+        with tf.control_dependencies([env.simulate(tf.ones([2, 2]))]):
+            after = tf.nest.map_structure(lambda variable: variable.read_value(), env.observ)
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            first = sess.run(reset)
+            assert first['sensors'][1].shape == (1, 3, 2)
+            observ = sess.run(after)
+        space = envs[0].observation_space
+        for index in range(2):
+            assert space.contains({
+                'position': observ['position'][index],
+                'sensors': (np.int64(observ['sensors'][0][index]), observ['sensors'][1][index])})
+
+
+@pytest.mark.parametrize('space', [
+    gym.spaces.Text(5), gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Text(3)))])
+def test_a_space_the_graph_cannot_hold_is_refused_in_one_line_naming_it(space):
+    with tf.Graph().as_default():
+        with pytest.raises(NotImplementedError) as caught:
+            in_graph_batch_env.InGraphBatchEnv(_sample_batch(space, gym.spaces.Discrete(2)))
+    message = str(caught.value)
+    assert '\n' not in message and 'Text(' in message and 'observation space' in message

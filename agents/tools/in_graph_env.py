@@ -4,54 +4,26 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
+from agents.tools import nested
+from agents.tools import spaces
+from agents.tools.spaces import check_space
+from agents.tools.spaces import leaf_spaces
+from agents.tools.spaces import space_shape
+
 # Variables holding environment state live in this variable scope. Its name
 # contains `_temporary` so that savers can exclude them from checkpoints.
 VARIABLE_SCOPE = 'environment_temporary'
 
 
-def space_shape(space):
-    """Shape of one element of a Box or Discrete space."""
-    if isinstance(space, gym.spaces.Discrete):
-        return ()
-    if isinstance(space, gym.spaces.Box):
-        return tuple(space.shape)
-    raise _unsupported_space(space)
-
-
 def space_dtype(space):
-    """TensorFlow dtype of a Box or Discrete space: float32, int32, or Box's integer type."""
-    if isinstance(space, gym.spaces.Discrete):
+    """TensorFlow dtype of one space's values: float32 for float Boxes, else int32 or the Box's."""
+    if isinstance(space, spaces.INTEGER_SPACES):
         return tf.int32
     if isinstance(space, gym.spaces.Box):
         if np.issubdtype(space.dtype, np.floating):
             return tf.float32
         return tf.as_dtype(space.dtype)
-    raise _unsupported_space(space)
-
-
-def check_space(space, kind):
-    """Raise a one-line error naming the way around it if the graph cannot hold the space.
-
-    Args:
-      space: The environment's space.
-      kind: 'observation' or 'action'.
-
-    Raises:
-      NotImplementedError: If the space is neither Box nor Discrete.
-    """
-    if isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
-        return
-    raise _unsupported_space(space, kind)
-
-
-def _unsupported_space(space, kind='value'):
-    route = ''
-    if kind == 'observation' and isinstance(space, (gym.spaces.Dict, gym.spaces.Tuple)):
-        route = (
-            '; wrap the environment in gymnasium.wrappers.FlattenObservation to train on '
-            'its observations as one Box')
-    return NotImplementedError(
-        f'In-graph environments take Box and Discrete {kind} spaces, not {space}{route}.')
+    raise spaces.unsupported_space(space)
 
 
 def check_numerics(tensor, message):
@@ -97,13 +69,14 @@ class InGraphEnv:
         with tf.name_scope('environment/simulate'):
             action = tf.convert_to_tensor(action, self._action_dtype)
             action = check_numerics(action, 'action')
-            observ, reward, terminated, truncated = tf.numpy_function(
+            *observ, reward, terminated, truncated = tf.numpy_function(
                 self._step, [action],
-                [self._observ_dtype, tf.float32, tf.bool, tf.bool], name='step')
-            observ = check_numerics(observ, 'observ')
+                self._observ_dtypes + [tf.float32, tf.bool, tf.bool], name='step')
+            observ = [check_numerics(part, 'observ') for part in observ]
             reward = check_numerics(reward, 'reward')
             return tf.group(
-                self._observ.assign(tf.reshape(observ, self._observ.shape)),
+                *[variable.assign(tf.reshape(part, variable.shape))
+                  for variable, part in zip(nested.flatten(self._observ), observ)],
                 self._action.assign(tf.reshape(action, self._action.shape)),
                 self._reward.assign(tf.reshape(reward, self._reward.shape)),
                 self._done.assign(tf.reshape(terminated | truncated, self._done.shape)),
@@ -113,21 +86,25 @@ class InGraphEnv:
         """Reset the environment.
 
         Returns:
-          Tensor of the first observation of the new episode.
+          Tensor of the first observation of the new episode (a nest of them
+          for Tuple and Dict observation spaces).
         """
         with tf.name_scope('environment/reset'):
-            observ = tf.numpy_function(self._reset, [], self._observ_dtype, name='reset')
-            observ = check_numerics(tf.reshape(observ, self._observ.shape), 'observ')
+            observ = tf.numpy_function(self._reset, [], self._observ_dtypes, name='reset')
+            observ = [
+                check_numerics(tf.reshape(part, variable.shape), 'observ')
+                for variable, part in zip(nested.flatten(self._observ), observ)]
             with tf.control_dependencies([
-                    self._observ.assign(observ),
+                    *[variable.assign(part)
+                      for variable, part in zip(nested.flatten(self._observ), observ)],
                     self._reward.assign(0.0),
                     self._done.assign(False),
                     self._terminated.assign(False)]):
-                return tf.identity(observ)
+                return self._pack_observ([tf.identity(part) for part in observ])
 
     @property
     def observ(self):
-        """Variable holding the current observation."""
+        """Variable holding the current observation; a nest of them for Tuple and Dict spaces."""
         return self._observ
 
     @property
@@ -154,29 +131,44 @@ class InGraphEnv:
         """Create the state variables, with `batch_shape` before each element's shape."""
         check_space(self._env.observation_space, 'observation')
         check_space(self._env.action_space, 'action')
-        self._observ_dtype = space_dtype(self._env.observation_space)
+        self._observ_structure = leaf_spaces(self._env.observation_space)
+        parts = nested.flatten(self._observ_structure)
+        self._observ_dtypes = [space_dtype(part) for part in parts]
         self._action_dtype = space_dtype(self._env.action_space)
-        observ_shape = batch_shape + space_shape(self._env.observation_space)
         action_shape = batch_shape + space_shape(self._env.action_space)
         with tf.compat.v1.variable_scope(VARIABLE_SCOPE):
-            self._observ = _state_variable('observ', tf.zeros(observ_shape, self._observ_dtype))
+            names = [f'observ_{index}' for index in range(len(parts))]
+            if not isinstance(self._observ_structure, (tuple, dict)):
+                names = ['observ']
+            self._observ = self._pack_observ([
+                _state_variable(name, tf.zeros(batch_shape + space_shape(part), dtype))
+                for name, part, dtype in zip(names, parts, self._observ_dtypes)])
             self._action = _state_variable('action', tf.zeros(action_shape, self._action_dtype))
             self._reward = _state_variable('reward', tf.zeros(batch_shape, tf.float32))
             # Episodes count as done before the first reset, so that simulate resets them.
             self._done = _state_variable('done', tf.ones(batch_shape, tf.bool))
             self._terminated = _state_variable('terminated', tf.zeros(batch_shape, tf.bool))
 
+    def _pack_observ(self, parts):
+        """The observation's nest of the space, from its parts in the order of `nested.flatten`."""
+        return nested.pack_as(self._observ_structure, parts)
+
+    def _observ_arrays(self, observ):
+        """The parts of an observation (or a batch) as arrays of the variables' dtypes."""
+        return [
+            np.asarray(part, dtype.as_numpy_dtype)
+            for part, dtype in zip(nested.flatten(observ), self._observ_dtypes)]
+
     def _step(self, action):
         observ, reward, terminated, truncated, _ = self._env.step(action)
-        return (
-            np.asarray(observ, self._observ_dtype.as_numpy_dtype),
+        return self._observ_arrays(observ) + [
             np.asarray(reward, np.float32),
             np.asarray(terminated, bool),
-            np.asarray(truncated, bool))
+            np.asarray(truncated, bool)]
 
     def _reset(self):
         observ, _ = self._env.reset()
-        return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
+        return self._observ_arrays(observ)
 
 
 def _state_variable(name, initial_value):

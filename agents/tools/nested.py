@@ -71,6 +71,20 @@ def flatten(structure):
     return _flatten(structure)
 
 
+def pack_as(structure, leaves):
+    """A structure like `structure` whose leaves are `leaves`, taken in the order of `flatten`.
+
+    Args:
+      structure: Nested structure whose shape to give the leaves.
+      leaves: Iterable of as many values as `structure` has leaves.
+
+    Returns:
+      The structure holding the leaves; for a lone leaf, the first of them.
+    """
+    leaves = iter(leaves)
+    return map(lambda unused_leaf: next(leaves), structure)
+
+
 def flatten_up_to(shallow, structure):
     """Returns the parts of a structure at the leaves of a shallower one, in flatten order.
 

@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from agents.tools import nested
 from agents.tools import streaming_mean
 from agents.tools.ordered_cond import ordered_cond
 
@@ -63,7 +64,8 @@ def simulate(batch_env, algo, log=True, reset=False, steps_per_run=None, after_s
                 return algo.begin_episode(indices)
 
         def step():
-            observ = tf.identity(batch_env.observ.read_value())
+            observ = nested.map(
+                lambda variable: tf.identity(variable.read_value()), batch_env.observ)
             action, perform_summary = algo.perform(all_indices, observ)
             action = tf.ensure_shape(action, batch_env.action.shape)
             with tf.control_dependencies([batch_env.simulate(action)]):
@@ -73,7 +75,7 @@ def simulate(batch_env, algo, log=True, reset=False, steps_per_run=None, after_s
                 experience_summary = algo.experience(
                     all_indices, observ, batch_env.action.read_value(),
                     batch_env.reward.read_value(), batch_env.done.read_value(),
-                    batch_env.observ.read_value())
+                    nested.map(lambda variable: variable.read_value(), batch_env.observ))
                 step_summary = tf.compat.v1.summary.merge([perform_summary, experience_summary])
             return step_summary, tf.group(add_score, add_length)
 

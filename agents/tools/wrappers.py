@@ -1,9 +1,10 @@
 """Gymnasium wrappers that adapt environments for batched training.
 
-They limit episode length, normalize ranges, clip actions, convert dtypes to
-32 bits, cache spaces, reset automatically, repeat actions, randomize starts,
-stack frames, difference frames, hide parts of the observation, and adapt
-environments written for the old Gym API. All are `gymnasium.Wrapper`
+They limit episode length, normalize ranges, clip actions, count integer
+actions from zero, convert dtypes to 32 bits, cache spaces, reset
+automatically, repeat actions, randomize starts, stack frames, difference
+frames, hide parts of the observation, and adapt environments written for the
+old Gym API. All are `gymnasium.Wrapper`
 subclasses (except `GymToGymnasium`, which wraps objects that are not Gymnasium
 environments) and can be stacked in any order.
 
@@ -183,6 +184,48 @@ class ClipAction(gymnasium.Wrapper):
             # What np.clip calls for arrays, without its dispatch; the result is a new array.
             return action.clip(self._low, self._high).astype(self._dtype, copy=False)
         return np.clip(action, self._low, self._high).astype(self._dtype)
+
+
+class ZeroBasedActions(gymnasium.Wrapper):
+    """Counts the classes of Discrete and MultiDiscrete actions from zero.
+
+    A Gymnasium space may start its classes anywhere (`Discrete(3, start=-1)`
+    takes -1, 0 and 1); a policy's categorical picks indices from zero. The
+    exposed action space starts at zero, and `start` is added back before
+    stepping. `action` also maps batches.
+    """
+
+    def __init__(self, env):
+        """Count the actions of an environment from zero.
+
+        Args:
+          env: Environment with a Discrete or MultiDiscrete action space.
+
+        Raises:
+          TypeError: If the action space is neither Discrete nor MultiDiscrete.
+        """
+        space = env.action_space
+        super().__init__(env)
+        if isinstance(space, gymnasium.spaces.Discrete):
+            self.action_space = gymnasium.spaces.Discrete(space.n)
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+            self.action_space = gymnasium.spaces.MultiDiscrete(space.nvec)
+        else:
+            raise TypeError(
+                f'ZeroBasedActions needs a Discrete or MultiDiscrete action space, got {space}.')
+        self._start = space.start
+
+    @property
+    def start(self):
+        """The first class of the environment's action space (an array for MultiDiscrete)."""
+        return self._start
+
+    def step(self, action):
+        return self.env.step(self.action(action))
+
+    def action(self, action):
+        """Map an action, or a batch of them, from indices to the environment's classes."""
+        return np.asarray(action) + self._start
 
 
 class ConvertTo32Bit(gymnasium.Wrapper):

@@ -37,6 +37,7 @@ This module holds the algorithm interface of `tools.simulate` and collection.
 import collections
 import functools
 
+import gymnasium
 import tensorflow as tf
 
 from agents import parts
@@ -45,6 +46,7 @@ from agents.algorithms.ppo import summaries
 from agents.algorithms.ppo import update
 from agents.algorithms.ppo import utility
 from agents.tools import nested
+from agents.tools import spaces
 
 # One step of an episode as stored in memory: the observation (raw, or as the
 # policy saw it for recurrent networks) and the raw reward, the action taken,
@@ -64,24 +66,32 @@ REWARD_CLIP = 10
 
 
 class Policy:
-    """The acting part of PPO: its observation normalizer and its network.
+    """The acting part of PPO: its observation normalizer, encoder and network.
 
     PPO acts through it, and so does the export of a trained policy
     (`agents.scripts.serving.saved_policy`): built at the top of a graph, its
     variables have the names under which PPO's checkpoints store them.
 
+    The network takes observations as the normalizer leaves them (Box parts
+    normalized, integer parts as they came) and encodes them at its input
+    into one float vector per step (`parts.ObservationEncoder`), so what
+    memory keeps and replays is the observation, not its encoding.
+
     Args:
       config: The configuration; its `network` is called with it.
+      observation_space: Observation space of the environments.
       action_space: Action space the network acts in.
-      observ_template: Tensor of the shape of one observation.
+      observ_template: Tensor (a nest of them for Tuple and Dict spaces) of the
+        shape of one observation.
     """
 
-    def __init__(self, config, action_space, observ_template):
-        self.observ_filter = parts.StreamingNormalize(
-            observ_template, center=True, scale=True, clip=OBSERV_CLIP,
-            name='normalize_observ')
+    def __init__(self, config, observation_space, action_space, observ_template):
+        self.observ_filter = parts.ObservationNormalizer(
+            observation_space, observ_template, clip=OBSERV_CLIP, name='normalize_observ')
+        encoder = parts.ObservationEncoder(observation_space)
+        network = functools.partial(config.network, config, action_space)
         self.network = tf.compat.v1.make_template(
-            'network', functools.partial(config.network, config, action_space))
+            'network', lambda observ, *args: network(encoder(observ), *args))
 
     def step(self, observ, state=None):
         """The network's output on one step of a batch of observations.
@@ -95,7 +105,8 @@ class Policy:
         """
         normalized = self.observ_filter.transform(observ)
         # One step, valid for every row: no length, so no mask over the outputs.
-        return self.network(tf.expand_dims(normalized, 1), None, state)
+        return self.network(
+            nested.map(lambda tensor: tf.expand_dims(tensor, 1), normalized), None, state)
 
 
 class PPO:
@@ -123,7 +134,9 @@ class PPO:
         self._config = config
         num_agents = len(batch_env)
         self._is_recurrent = bool(getattr(config.network, 'is_recurrent', False))
-        self._policy = Policy(config, batch_env.action_space, batch_env.observ[0])
+        self._policy = Policy(
+            config, batch_env.observation_space, batch_env.action_space,
+            nested.map(lambda variable: variable[0], batch_env.observ))
         self._observ_filter = self._policy.observ_filter
         scale_rewards = config.reward_normalization != 'none'
         self._reward_filter = parts.StreamingNormalize(
@@ -133,7 +146,8 @@ class PPO:
         # Running the network once creates its variables and tells the structure
         # of its recurrent state and of its policy parameters.
         output = self._network(
-            tf.zeros_like(batch_env.observ)[:, None], tf.ones(num_agents, tf.int32))
+            nested.map(lambda variable: tf.zeros_like(variable)[:, None], batch_env.observ),
+            tf.ones(num_agents, tf.int32))
         self._policy_type = type(output.policy)
         if config.action_bounds is not None and not hasattr(
                 self._policy_type, 'clipped_log_prob'):
@@ -143,7 +157,9 @@ class PPO:
         policy_template = nested.map(
             lambda parameter: parameter[0, 0], output.policy.parameters)
         state_template = nested.map(lambda tensor: tensor[0], output.state)
-        observ_template = tf.cast(batch_env.observ[0], self._stored_observ_dtype())
+        observ_template = nested.map(
+            lambda variable, dtype: tf.cast(variable[0], dtype), batch_env.observ,
+            self._stored_observ_dtypes())
         with tf.compat.v1.variable_scope('ppo_temporary'):
             if config.rollout_length:
                 self._rollout = parts.EpisodeMemory(
@@ -325,15 +341,32 @@ class PPO:
             self._take_pending_summary(),
             self._observ_filter.summary(),
             self._reward_filter.summary(),
-            summaries.histogram(
-                'experience/normalized_observ', self._observ_filter.transform(observ)),
+            *self._normalized_observ_histograms(observ),
             summaries.scalar(
                 'experience/normalized_reward',
                 tf.reduce_mean(self._reward_filter.transform(reward)))],
             only_if=self._is_training)
 
-    def _stored_observ_dtype(self):
-        return tf.float32 if self._is_recurrent else self._batch_env.observ.dtype
+    def _normalized_observ_histograms(self, observ):
+        """Histograms of the normalized observations: of each Box part in a nest."""
+        normalized = self._observ_filter.transform(observ)
+        if not isinstance(normalized, (tuple, dict)):
+            return [summaries.histogram('experience/normalized_observ', normalized)]
+        parts = nested.flatten(spaces.leaf_spaces(self._batch_env.observation_space))
+        return [
+            summaries.histogram(f'experience/normalized_observ_{index}', part)
+            for index, (space, part) in enumerate(zip(parts, nested.flatten(normalized)))
+            if isinstance(space, gymnasium.spaces.Box)]
+
+    def _stored_observ_dtypes(self):
+        """Dtypes of the observations memory keeps: float32 for normalized Box parts."""
+        observ = self._batch_env.observ
+        if not self._is_recurrent:
+            return nested.map(lambda variable: variable.dtype, observ)
+        return nested.map(
+            lambda space, variable: tf.float32 if isinstance(
+                space, gymnasium.spaces.Box) else variable.dtype,
+            spaces.leaf_spaces(self._batch_env.observation_space), observ)
 
     def _stored_observ(self, *observs):
         """The observations as memory keeps them.
@@ -394,11 +427,13 @@ class PPO:
         The environments are reset only at the next step, so their observation
         variable still holds the observation after the last action.
         """
-        final_observ = tf.gather(self._batch_env.observ, agent_indices)
+        final_observ = nested.map(
+            lambda variable: tf.gather(variable, agent_indices), self._batch_env.observ)
         terminated = tf.gather(self._batch_env.terminated, agent_indices)
         state = nested.map(lambda variable: tf.gather(variable, agent_indices), self._last_state)
         value = self._network(
-            self._observ_filter.transform(final_observ)[:, None],
+            nested.map(lambda tensor: tensor[:, None],
+                       self._observ_filter.transform(final_observ)),
             tf.ones(tf.shape(agent_indices)[0], tf.int32), state).value[:, 0]
         return tf.where(terminated, tf.zeros_like(value), value)
 
@@ -475,12 +510,13 @@ class PPO:
         """
         if not self._is_recurrent:
             return self._network(observ, length).value
-        steps = tf.shape(observ)[:2]
+        steps = tf.shape(nested.flatten(observ)[0])[:2]
         merged = nested.map(
             lambda tensor: tf.reshape(tensor, tf.concat([[-1], tf.shape(tensor)[2:]], 0)),
             (observ, state))
         value = self._network(
-            merged[0][:, None], tf.ones(tf.shape(merged[0])[:1], tf.int32), merged[1]).value
+            nested.map(lambda tensor: tensor[:, None], merged[0]),
+            tf.ones(tf.shape(nested.flatten(merged[0])[0])[:1], tf.int32), merged[1]).value
         return utility.mask(tf.reshape(value, steps), length)
 
     def _keep_for_logging(self, summary):

@@ -117,7 +117,8 @@ def test_the_policy_sees_observations_clipped_to_five():
     with tf.Graph().as_default():
         config = testing.config()
         space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
-        policy = ppo.Policy(config, space, tf.zeros(3))
+        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32)
+        policy = ppo.Policy(config, observation_space, space, tf.zeros(3))
         # Statistics of mean 0 and a standard deviation close to 1.
         update = policy.observ_filter.update(tf.constant([[-1.0] * 3, [1.0] * 3]) / np.sqrt(2))
         normalized = policy.observ_filter.transform(tf.constant([[100.0, -100.0, 0.5]]))

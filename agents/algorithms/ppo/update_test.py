@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.algorithms.ppo import testing
-from agents.scripts import networks
+from agents.parts import networks
 from agents.tools import process_memory
 
 

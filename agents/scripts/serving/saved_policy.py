@@ -7,13 +7,19 @@ environment returns them, zeroes the entries the run hides
 did, normalizes them by the observation statistics of the checkpoint, runs
 the network for one step, and maps its action to what the wrappers send to
 the environment: clipped to the bounds and mapped back to the environment's
-range for Box actions, integers for Discrete ones. It is built with PPO's own
+range for Box actions, integers counted from the space's `start` for Discrete
+and MultiDiscrete ones, 0/1 for MultiBinary ones. Observations of integer
+parts (Discrete, MultiDiscrete, MultiBinary) are taken as the environment
+gives them and encoded inside, so serving code needs no knowledge of the
+encoding. It is built with PPO's own
 `Policy`, so the checkpoint's variables restore into it. The SavedModel maps
 ranges in float64, as the wrappers do, so its actions are the trainer's; the
 TFLite file, whose built-in operations have no float64 arithmetic, in float32.
 
 Signatures of the SavedModel (`B` is the batch size):
 - `serving_default`: `observ [B, ...]` -> `action [B, ...]`, the policy's mode.
+  A Tuple or Dict observation space takes one input per part, `observ_0`,
+  `observ_1`, ... in the order of its parts (a Dict's by sorted key).
 - `sample`: the same, with an action sampled from the policy.
 - Recurrent networks take their state beside the observations and return the
   next one (`state`, or `state_0`, `state_1`, ... for a nested state), and add
@@ -39,6 +45,9 @@ import tensorflow as tf
 from agents.algorithms.ppo import ppo
 from agents.scripts import environments
 from agents.tools import checkpoints
+from agents.tools import in_graph_env
+from agents.tools import nested
+from agents.tools import spaces
 from agents.tools import wrappers
 from agents.tools.schema import ConfigError
 
@@ -48,7 +57,7 @@ METADATA_FILE = 'export.json'
 # The wrappers `environments.make_environment` puts around the Gymnasium environment.
 _RUN_WRAPPERS = (
     wrappers.MaskObservation, wrappers.LimitDuration, wrappers.RangeNormalize, wrappers.ClipAction,
-    wrappers.ConvertTo32Bit, wrappers.CacheSpaces)
+    wrappers.ZeroBasedActions, wrappers.ConvertTo32Bit, wrappers.CacheSpaces)
 
 Units = collections.namedtuple(
     'Units', 'observation_space, action_space, agent_action_space, observ_mask, observ_range, '
@@ -79,7 +88,8 @@ def environment_units(config):
     """Read how the run's wrappers map observations and actions from one environment.
 
     Raises:
-      ConfigError: If the environment's observations are not a numeric Box.
+      ConfigError: If the environment cannot be made, or a Box part of its
+        observations is not numeric.
     """
     try:
         env = environments.environment_constructors(config, 1)[0]()
@@ -94,11 +104,11 @@ def environment_units(config):
         observation_space, action_space = inner.observation_space, inner.action_space
     finally:
         env.close()
-    if not (isinstance(observation_space, gym.spaces.Box) and
-            np.issubdtype(observation_space.dtype, np.number)):
-        raise ConfigError(
-            f'Cannot export a policy over the observation space {observation_space}: export '
-            f'takes numeric Box observations.')
+    for part in nested.flatten(spaces.leaf_spaces(observation_space)):
+        if isinstance(part, gym.spaces.Box) and not np.issubdtype(part.dtype, np.number):
+            raise ConfigError(
+                f'Cannot export a policy over the observation space {observation_space}: '
+                f'its Box parts must be numeric.')
     normalize = layers.get(wrappers.RangeNormalize)
     clip = layers.get(wrappers.ClipAction)
     mask = None
@@ -197,13 +207,16 @@ def define_serving_graph(config, units, mapping_dtype=tf.float64):
       Dict from signature name to a pair of dicts, the named input and output tensors.
     """
     space = units.observation_space
+    parts = spaces.leaf_spaces(space)
     policy = ppo.Policy(
-        config, units.agent_action_space, tf.zeros(space.shape, tf.float32))
+        config, space, units.agent_action_space,
+        nested.map(lambda part: tf.zeros(spaces.space_shape(part), tf.float32), parts))
     with tf.name_scope('serving'):
-        observ = tf.compat.v1.placeholder(
-            tf.as_dtype(space.dtype), [None, *space.shape], 'observ')
+        observ = nested.map(
+            lambda part: tf.compat.v1.placeholder(
+                tf.as_dtype(part.dtype), [None, *spaces.space_shape(part)], 'observ'), parts)
         agent_observ = _agent_observ(observ, units, mapping_dtype)
-        inputs, state = {'observ': observ}, None
+        inputs, state = _named('observ', observ), None
         if is_recurrent(config):
             template = policy.step(agent_observ).state
             state = tf.nest.map_structure(
@@ -286,8 +299,16 @@ def _write_tflite(model_dir, path):
 
 
 def _agent_observ(observ, units, mapping_dtype):
-    """Observations as the wrappers pass them: masked, float32, mapped to [-1, 1] if they were."""
+    """Observations as the wrappers pass them: masked, float32, mapped to [-1, 1] if they were.
+
+    Integer parts become int32, as `ConvertTo32Bit` makes them; the wrappers
+    mask and map lone Box observations only.
+    """
     with tf.name_scope('agent_observ'):
+        if not isinstance(units.observation_space, gym.spaces.Box):
+            return nested.map(
+                lambda part, space: tf.cast(part, in_graph_env.space_dtype(space)),
+                observ, spaces.leaf_spaces(units.observation_space))
         if units.observ_mask is not None:
             observ = tf.where(units.observ_mask, tf.zeros_like(observ), observ)
         if units.observ_range is None:
@@ -302,7 +323,10 @@ def _environment_action(action, units, mapping_dtype):
     """The network's actions as the wrappers send them to the environment."""
     with tf.name_scope('environment_action'):
         dtype = tf.as_dtype(units.action_space.dtype)
-        if isinstance(units.action_space, gym.spaces.Discrete):
+        if isinstance(units.action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
+            start = tf.constant(units.action_space.start, dtype)
+            return tf.add(tf.cast(action, dtype), start, name='action')
+        if isinstance(units.action_space, gym.spaces.MultiBinary):
             return tf.cast(action, dtype, name='action')
         if units.action_bounds is not None:
             low, high = units.action_bounds

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.parts import networks
 from agents.scripts import configs
 from agents.scripts import environments
-from agents.scripts import networks
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts.serving import saved_policy

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.parts import networks
 from agents.parts.distributions import Categorical
 from agents.parts.distributions import DiagonalGaussian
-from agents.scripts import networks
 
 _CONFIG = {
     'policy_layers': (8, 6),
