@@ -43,6 +43,8 @@ setuptools.setup(
         # The envpool backend: envpool's C++ pool steps the tasks it ships.
         'envpool': ['envpool>=1.2'],
         'plot': ['matplotlib'],
+        # POPGym's memory tasks (the popgym configs and benchmark group).
+        'popgym': ['popgym>=1.0.7'],
         # SB3VecEnv, the Stable-Baselines3 adapter of the batch environments.
         'sb3': ['stable-baselines3>=2.0'],
         # The tune command's studies: TPE sampling, pruning, storage in SQLite.
@@ -51,13 +53,14 @@ setuptools.setup(
         'test': [
             'pytest', 'pytest-xdist', 'ruff>=0.8', 'ray>=2.10', 'gymnasium[mujoco]>=1.0',
             'matplotlib', 'box2d>=2.3.10', 'stable-baselines3>=2.0', 'envpool>=1.2', 'optuna>=3',
-            'rliable>=1.0', 'pandas<3'],
+            'rliable>=1.0', 'pandas<3', 'popgym>=1.0.7'],
         # sb3-contrib's RecurrentPPO is the recurrent peer of benchmarks/learning.py;
         # rliable gives the results page its interquartile means and intervals;
         # it needs arch<8, which fails to import beside pandas 3.
         'bench': [
             'matplotlib', 'gymnasium[mujoco]>=1.0', 'ray>=2.10', 'envpool>=1.2',
-            'stable-baselines3>=2.0', 'sb3-contrib>=2.0', 'rliable>=1.0', 'pandas<3'],
+            'stable-baselines3>=2.0', 'sb3-contrib>=2.0', 'rliable>=1.0', 'pandas<3',
+            'popgym>=1.0.7'],
     },
     classifiers=[
         'Programming Language :: Python :: 3',

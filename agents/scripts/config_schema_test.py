@@ -57,7 +57,7 @@ def test_the_network_adds_its_keys_with_their_defaults():
      "does not import; import it with --register=no_such_module"),
     (dict(optimizer='tensorflow.io.gfile:rmtree'),
      "optimizer: 'tensorflow.io.gfile:rmtree' is not a registered optimizer"),
-    (dict(network='feed_forward'), "network: 'feed_forward' is not a registered network"),
+    (dict(network='feed_forwards'), "network: 'feed_forwards' is not a registered network"),
     (dict(algorithm='ppo2'), "algorithm: 'ppo2' is not a registered algorithm"),
     (dict(action_bounds=(1, -1)), 'action_bounds must be (low, high) with low < high'),
     (dict(network='recurrent_gaussian'),

@@ -94,6 +94,43 @@ def cartpole_novel():
     return config
 
 
+def popgym():
+    """A task of the POPGym memory suite with a recurrent policy; pick it with --set env=...
+
+    POPGym (Morad et al., 2023) tests recall, counting and partially observed
+    control; every task's return lies in [-1, 1], and its observations and
+    actions are Discrete, MultiDiscrete, Tuple or Box spaces, which the policy
+    encodes and picks its head for (`network='recurrent'`). Any POPGym id
+    works: `--set env=popgym:popgym-RepeatFirstEasy-v0`. Each rollout of 128
+    steps trains as one sequence (chunks as long as the rollout), so the
+    gradient reaches back across most of an Easy task's episode. Needs the
+    `popgym` extra.
+    """
+    config = default()
+    config.update(
+        env='popgym:popgym-RepeatPreviousEasy-v0', max_length=1024, steps=1e6,
+        eval_every=50_000, num_agents=16, rollout_length=128, network='recurrent',
+        normalize_ranges=False, policy_layers=(128, 128), value_layers=(128, 128),
+        objective='clip', discount=0.99, gae_lambda=0.95, learning_rate=5e-4,
+        learning_rate_schedule='linear', update_epochs=10, minibatch_size=None,
+        chunk_length=128, batch_size=4, entropy_coef=0.01, max_gradient_norm=0.5,
+        reward_normalization='none', gradient_graph='xla_update')
+    return config
+
+
+def popgym_feedforward():
+    """The memoryless partner of `popgym`: the same settings with a feed-forward policy.
+
+    What it scores on a POPGym task is what can be done without memory, the
+    floor that the recurrent config's scores are read against.
+    """
+    config = popgym()
+    config.update(
+        network='feed_forward', minibatch_size=256, chunk_length=None, batch_size=None,
+        gradient_graph='inline')
+    return config
+
+
 # Ant-v5's observation: 27 positions and velocities, then 78 contact forces.
 _ANT_CONTACT_FORCES = tuple(range(27, 105))
 

@@ -57,7 +57,7 @@ def simulate(batch_env, algo, log=True, reset=False, steps_per_run=None, after_s
 
         def begin_episode(indices):
             with tf.control_dependencies([
-                    batch_env.reset(indices),
+                    *nested.flatten(batch_env.reset(indices)),
                     tf.compat.v1.scatter_update(
                         score, indices, tf.zeros_like(indices, tf.float32)),
                     tf.compat.v1.scatter_update(length, indices, tf.zeros_like(indices))]):

@@ -301,7 +301,7 @@ class PPO:
         rollouts = bool(self._config.rollout_length)
         stored = self._stored_observ(*((observ, next_observ) if rollouts else (observ,)))
         stored_observ, stored_next_observ = stored[0], stored[-1]
-        with tf.control_dependencies(list(stored)):
+        with tf.control_dependencies(nested.flatten(stored)):
             update_filters = [
                 self._observ_filter.update(observ),
                 self._update_reward_filter(agent_indices, reward, done)]
