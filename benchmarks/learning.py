@@ -662,9 +662,9 @@ def main():
         extra_args.append(f'--logs={os.path.abspath(args.logs)}')
     results = run_all(jobs, args.jobs, runs, extra_args, args.report)
     text = table(results)
-    command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
+    command = reporting.command_text(__file__)
     if not args.report:
-        text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '
+        text += (f'\n\nCommand: `{command}`; {args.jobs} run(s) at once on '
                  f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
     print(text)
     name = 'learning_' + '_'.join(tasks)
