@@ -1,7 +1,9 @@
 """Tests of the helpers that every benchmark's results share."""
 
 import argparse
+import glob
 import os
+import re
 import subprocess
 
 import pytest
@@ -76,3 +78,34 @@ def test_results_files_leave_the_commit_clean(tmp_path):
     (tmp_path / 'code.py').write_text('two\n')
     assert reporting.commit(str(results)).endswith('+changes')
 
+
+# Directories of a machine that a committed record or page must not name:
+# scratch and home directories, and this checkout's own root.
+_MACHINE_PATH = re.compile(
+    r'(?<![\w.~:/-])/(?:work|tmp|root|home|Users|mnt|scratch)/|' + re.escape(reporting.ROOT))
+
+
+def _generated_texts():
+    """The committed records under benchmarks/results/ and the pages the scripts write."""
+    texts = {}
+    for path in glob.glob(os.path.join(reporting.ROOT, 'benchmarks', 'results', '**', '*'),
+                          recursive=True):
+        if os.path.isfile(path) and not path.endswith('.png'):
+            with open(path, encoding='utf-8') as file_:
+                texts[os.path.relpath(path, reporting.ROOT)] = file_.read()
+    for page in ('docs/results.md', 'docs/configs.md'):
+        with open(os.path.join(reporting.ROOT, page), encoding='utf-8') as file_:
+            texts[page] = file_.read()
+    for page, marker in (('README.md', 'results table'), ('CONTRIBUTING.md', 'suite tables')):
+        with open(os.path.join(reporting.ROOT, page), encoding='utf-8') as file_:
+            text = file_.read()
+        texts[page] = re.search(rf'<!-- {marker}: .*?<!-- end of {marker} -->', text,
+                                re.DOTALL).group(0)
+    return texts
+
+
+def test_no_record_or_generated_page_names_a_directory_of_the_machine():
+    found = {name: sorted(set(_MACHINE_PATH.findall(text)))
+             for name, text in _generated_texts().items()}
+    assert not {name: paths for name, paths in found.items() if paths}, (
+        'store paths relative to the repository or the log directory (reporting.portable)')
