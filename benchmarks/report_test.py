@@ -193,3 +193,20 @@ def test_the_pages_state_how_evaluation_is_seeded_in_the_same_sentence(page):
     missing = [name for name, text in pages.items()
                if learning.EVALUATION not in ' '.join(text.split())]
     assert not missing, 'state benchmarks/learning.py\'s evaluation sentence as it stands'
+
+
+def test_changelog_entries_are_one_short_line_each():
+    with open(os.path.join(report.ROOT, 'CHANGELOG.md')) as file_:
+        long = [line for line in file_.read().splitlines()
+                if line.startswith('- ') and len(line) - 2 > 120]
+    assert not long, 'keep each CHANGELOG.md entry to 120 characters after its "- "'
+
+
+def test_no_docs_page_names_an_issue():
+    named = {}
+    for path in glob.glob(os.path.join(report.ROOT, 'docs', '**', '*.md'), recursive=True):
+        with open(path) as file_:
+            found = re.findall(r'\bissues? #?\d+|#\d+\b', file_.read(), re.IGNORECASE)
+        if found:
+            named[os.path.relpath(path, report.ROOT)] = found
+    assert not named, 'state the design; what an issue asked goes in the decisions record'
