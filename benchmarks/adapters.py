@@ -267,7 +267,7 @@ def main():
         results, lines = runs[part]()
         load_after = os.getloadavg()
         header = [
-            f'Command: python benchmarks/adapters.py {" ".join(sys.argv[1:])}'.rstrip(),
+            f'Command: {reporting.command_text(__file__)}',
             f'{os.cpu_count()} cores shared with other work: load average '
             f'{load_before[0]:.1f} before, {load_after[0]:.1f} after (other agents\' runs '
             f'and tests shared the cores), so absolute speeds are low and noisy; runs '

@@ -103,7 +103,7 @@ def main():
                 run_checkout(checkout, env_id, size, args.duration, args.repeats)
                 for checkout in args.checkouts])
     report = [
-        f'Command: python benchmarks/checkout_ab.py {" ".join(sys.argv[1:])}',
+        f'Command: {reporting.command_text(__file__)}',
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
         f'{os.getloadavg()[0]:.2f}. Each cell: microseconds per batch step of {DEFAULT}, '
         f'best of {args.repeats} turns of {args.duration} s, and its speed-up over '

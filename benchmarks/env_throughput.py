@@ -383,7 +383,7 @@ def main():
                 env_id, size, duration, repeats,
                 args.backends.split(',') if args.backends else None)
     report = [
-        f'Command: python benchmarks/env_throughput.py {" ".join(sys.argv[1:])}'.rstrip(),
+        f'Command: {reporting.command_text(__file__)}',
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after '
         f'{os.getloadavg()[0]:.2f}; best of {repeats} turns of {duration} s per backend. '
         f'{DEFAULT}: {os.cpu_count()} worker(s) and the 60 s step timeout, which keeps '

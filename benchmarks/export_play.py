@@ -10,7 +10,10 @@ than both samples' spread explains: Welch's one-sided t-test, failing at p <
 such episode does not fail it; one that plays worse in most episodes does.
 The script imports neither `agents` nor anything that does (its neighbour
 `reporting` needs only Gymnasium), and checks that no `agents` module was
-loaded. It writes `benchmarks/results/export_play/<name>.json`.
+loaded. It writes `benchmarks/results/export_play/<name>.json`, which names
+the commit and processor of the player and, from the learning run's file
+(`--run_file`), of the training run; the checkpoint is stored relative to its
+run's log directory, so the record names no directory of the machine.
 
     python -m agents.scripts.train --logdir=/tmp/x --config=pendulum
     python -m agents.scripts.export --logdir=/tmp/x/<run> --outdir=/tmp/pendulum-policy
@@ -31,6 +34,9 @@ import time
 import gymnasium as gym
 import reporting
 import tensorflow as tf
+
+# What a record holds where what it names was not recorded.
+NOT_RECORDED = 'not recorded'
 
 
 class SavedModelPolicy:
@@ -102,6 +108,24 @@ def evaluation_episodes(checkpoint):
     return int(match.group(1))
 
 
+def training_run(path):
+    """Where the played policy was trained: its run file, commit and processor.
+
+    Args:
+      path: The run's file of `benchmarks/learning.py`, or None.
+
+    Returns:
+      Dict of `file`, `commit` and `processor`, each "not recorded" where unknown.
+    """
+    if path is None:
+        return dict.fromkeys(('file', 'commit', 'processor'), NOT_RECORDED)
+    with open(path) as file_:
+        run = json.load(file_)
+    return dict(file=reporting.portable(os.path.abspath(path)),
+                commit=run.get('commit', NOT_RECORDED),
+                processor=run.get('processor', NOT_RECORDED))
+
+
 def welch_test(scores, mean, std, count):
     """Welch's one-sided t-test that `scores` have a lower mean than a sample of `count`.
 
@@ -143,6 +167,9 @@ def main():
     parser.add_argument(
         '--name', help='Write the results to benchmarks/results/export_play/NAME.json.')
     parser.add_argument('--out', help='Write the results to this JSON file instead.')
+    parser.add_argument(
+        '--run_file', help="The training run's file of benchmarks/learning.py, whose commit "
+        'and processor the results name; "not recorded" without one.')
     args = parser.parse_args()
     load_before = os.getloadavg()
     with open(os.path.join(args.model, 'export.json')) as file_:
@@ -157,8 +184,12 @@ def main():
     seconds = time.time() - start
     evaluation = run_evaluation(export['checkpoint'])
     mean, std = statistics.fmean(scores), statistics.pstdev(scores)
+    checkpoint = export['checkpoint']
     result = dict(
-        reporting.run_record(load_before), env=export['env'], checkpoint=export['checkpoint'],
+        reporting.run_record(load_before), commit=reporting.commit(),
+        processor=reporting.processor(), training_run=training_run(args.run_file),
+        env=export['env'],
+        checkpoint=reporting.portable(checkpoint, os.path.dirname(os.path.dirname(checkpoint))),
         format='tflite' if args.tflite else 'saved_model', episodes=args.episodes,
         seed=args.seed, scores=scores, mean_score=mean, std_score=std,
         seconds=seconds, run_evaluation=evaluation,

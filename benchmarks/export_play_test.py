@@ -1,5 +1,6 @@
 """Tests for the export benchmark's comparison of played episodes with the run's evaluation."""
 
+import json
 import math
 
 import export_play
@@ -32,3 +33,14 @@ def test_one_rare_fall_passes_where_a_uniformly_worse_policy_fails():
 @pytest.mark.parametrize('played, p_value', [(500.0, 1.0), (499.0, 0.0)])
 def test_samples_without_spread_compare_their_means(played, p_value):
     assert export_play.welch_test([played] * 10, 500.0, 0.0, 10)['p_value'] == p_value
+
+
+def test_a_play_names_its_training_runs_commit_and_processor(tmp_path):
+    processor = {'model': 'AMD EPYC', 'extensions': ['avx2']}
+    run_file = tmp_path / 'agents-hopper-0.json'
+    run_file.write_text(json.dumps(dict(library='agents', commit='abc1234', processor=processor)))
+    training = export_play.training_run(str(run_file))
+    assert (training['commit'], training['processor']) == ('abc1234', processor)
+    assert training['file'].endswith('agents-hopper-0.json')
+    assert export_play.training_run(None) == dict.fromkeys(
+        ('file', 'commit', 'processor'), 'not recorded')

@@ -8,7 +8,10 @@ its mode for `--episodes` episodes in a process that imports TensorFlow and
 Gymnasium but not `agents`, on environments seeded apart from training and
 evaluation. Each play is written to
 `benchmarks/results/export_play/runs/<task>-<seed>.json`, which
-`report.py` reads; a run whose file exists is skipped. A run directory
+`report.py` reads, with the commit and processor of the player and of the
+training run, read from its run file in `--runs` (the committed
+`benchmarks/results/learning/runs/` by default); a run whose play exists, or
+that has no run file, is skipped. A run directory
 without `config.yaml` gets the shipped config at the benchmark's protocol,
 as `learning.py` trains it without `--set`.
 
@@ -44,8 +47,17 @@ def newest_step(run_dir):
     return int(match.group(1)) if match else 0
 
 
-def export_and_play(task, run_dir, seed, out, episodes):
-    """Export the run's newest checkpoint and play it; raise if either step fails."""
+def export_and_play(task, run_dir, seed, out, episodes, run_file):
+    """Export the run's newest checkpoint and play it; raise if either step fails.
+
+    Args:
+      task: The task's name in `learning.TASKS`.
+      run_dir: The run's directory of TensorBoard logs and checkpoints.
+      seed: The run's seed.
+      out: The play's results file.
+      episodes: Episodes to play.
+      run_file: The run's file of `learning.py`, whose commit and processor the play names.
+    """
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(run_dir, 'config.yaml')):
         from agents.scripts import utility
@@ -57,7 +69,8 @@ def export_and_play(task, run_dir, seed, out, episodes):
              f'--outdir={policy}', '--format=saved_model'], check=True, capture_output=True)
         subprocess.run(
             [sys.executable, os.path.join(here, 'export_play.py'), f'--model={policy}',
-             f'--episodes={episodes}', f'--seed={PLAY_SEED_OFFSET + seed}', f'--out={out}'],
+             f'--episodes={episodes}', f'--seed={PLAY_SEED_OFFSET + seed}', f'--out={out}',
+             f'--run_file={run_file}'],
             check=False, capture_output=True)
     if not os.path.exists(out):
         raise RuntimeError(f'export_play.py wrote no {out}')
@@ -69,6 +82,8 @@ def main():
     parser.add_argument('--logs', required=True, help='The --logs directory of learning.py.')
     parser.add_argument('--tasks', default=None, help='Comma-separated tasks; all if unset.')
     parser.add_argument('--episodes', type=int, default=10)
+    parser.add_argument('--runs', default=os.path.join(learning.RESULTS, 'runs'),
+                        help="The runs' files of learning.py (default: the committed ones).")
     args = parser.parse_args()
     tasks = args.tasks and set(args.tasks.split(','))
     runs = sorted(glob.glob(os.path.join(args.logs, 'agents-*-*')))
@@ -82,7 +97,11 @@ def main():
         if newest_step(run_dir) < learning.TASKS[task].budget:
             print(f'skipped {task} seed {seed}: its run has not reached the budget', flush=True)
             continue
-        export_and_play(task, run_dir, int(seed), out, args.episodes)
+        run_file = os.path.join(args.runs, f'{library}-{task}-{seed}.json')
+        if not os.path.exists(run_file):
+            print(f'skipped {task} seed {seed}: no run file {run_file}', flush=True)
+            continue
+        export_and_play(task, run_dir, int(seed), out, args.episodes, run_file)
         print(f'played {task} seed {seed}: {out}', flush=True)
 
 

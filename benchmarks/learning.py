@@ -1,24 +1,39 @@
 r"""Does BatchPPO learn as well as SB3's PPO at the same step budget? Run by hand.
 
 Trains the shipped configs with several seeds beside Stable-Baselines3 PPO with
-the rl-baselines3-zoo hyperparameters, with one evaluation protocol for both:
-every `eval_every` training steps and at the budget, the policy's mode (SB3:
-`deterministic=True`) plays 10 complete episodes on environments seeded apart
-from training. It prints a markdown table (score at 10/25/50/100% of the
-budget, training steps until the threshold, wall time, and the resident memory
-of our runs sampled at every evaluation) and writes PNG curves, both libraries
-on one plot per task, to benchmarks/results/learning/.
+the rl-baselines3-zoo hyperparameters (with `--trpo`, also sb3-contrib's TRPO
+with the zoo's settings on the MuJoCo tasks), with one evaluation protocol for
+all: every `eval_every` training steps and at the budget, the policy's mode
+(SB3: `deterministic=True`) plays 10 complete episodes. It prints a markdown
+table (score at 10/25/50/100% of the budget, training steps until the
+threshold, wall time, and the resident memory of our runs sampled at every
+evaluation) and writes PNG curves, every library on one plot per task, to
+benchmarks/results/learning/.
+
+Evaluation plays new episodes of the policy's mode on the training batch's own
+environments: environment `i` of a run with seed `s` is seeded once, with
+`1000 * s + i`, when it is made, and every evaluation round and every training
+phase begins by resetting all of them without a seed, so evaluation and
+training draw their episodes from the same seeded streams; only SB3's
+evaluation (one environment, seeded `10000 + s`) and the exported-policy plays
+(seeded `20000 + s`) use separately seeded environments.
+
+Seeds 0-9 report the shipped configs and choose no setting: tuning and
+ablations run on seeds from 100 on, and `--set` refuses seeds below 100.
 
     python benchmarks/learning.py --quick            # Pendulum and CartPole, minutes
     python benchmarks/learning.py                    # also the MuJoCo tasks, hours
     python benchmarks/learning.py --tasks=hopper --seeds=3 --jobs=2
     python benchmarks/learning.py --tasks=cheetah --sb3   # SB3 on MuJoCo too
+    python benchmarks/learning.py --tasks=hopper --seeds=5 --no-sb3 --trpo
+    python benchmarks/learning.py --tasks=hopper --first_seed=100 --set=num_agents=16
     python benchmarks/learning.py --report           # tables and plots of finished runs
 
 On MuJoCo tasks SB3 would take hours per seed on a small machine, so by
-default the published CleanRL and zoo scores stand as reference rows; `--sb3`
-runs SB3 there as well. Every run is a separate process; `--jobs` runs that
-many at once (they share the machine's cores, so wall times grow with it).
+default the published scores stand as reference rows; `--sb3` runs SB3's PPO
+there as well, and `--trpo` sb3-contrib's TRPO. Every run is a separate
+process; `--jobs` runs that many at once (they share the machine's cores, so
+wall times grow with it).
 """
 
 import argparse
@@ -136,8 +151,15 @@ MUJOCO_TASKS = ('cheetah', 'hopper', 'walker', 'ant', 'humanoid')
 EVAL_EPISODES = 10
 # The library name of the feed-forward control runs on masked tasks.
 CONTROL = 'agents-feedforward'
-# Evaluation environments are seeded apart from the training environments.
+# SB3's evaluation environment is seeded apart from its training environments.
 EVAL_SEED_OFFSET = 10_000
+# How our runs and the peers' are evaluated: the docstring's paragraph, which the
+# results page, docs/training.md and docs/tuning.md state alike.
+EVALUATION = ' '.join(next(
+    paragraph for paragraph in __doc__.split('\n\n')
+    if paragraph.startswith('Evaluation plays')).split())
+# Seeds from this one on tune and ablate; those below report the shipped configs.
+FIRST_TUNING_SEED = 100
 
 
 def run_config(task, seed, overrides=(), config_name=None):
@@ -605,7 +627,8 @@ def main():
     parser.add_argument('--tasks', default=None, help='Comma-separated task names.')
     parser.add_argument('--seeds', type=int, default=3, help='Number of seeds.')
     parser.add_argument('--first_seed', type=int, default=0,
-                        help='Seeds run from this one; tuning seeds start at 100.')
+                        help='Seeds run from this one: 0-9 report the shipped configs; '
+                        f'tuning and ablations (--set) start at {FIRST_TUNING_SEED}.')
     parser.add_argument('--jobs', type=int, default=1, help='Runs at once.')
     parser.add_argument('--sb3', action='store_true', help='Run SB3 on MuJoCo tasks too.')
     parser.add_argument('--trpo', action='store_true',
@@ -635,6 +658,9 @@ def main():
         except interrupts.Interrupted as stop:  # Ctrl-C or SIGTERM, as train() reports it.
             print(f'Run stopped by {stop.signal.name}; no result written.', flush=True)
             sys.exit(stop.exit_code)
+    if args.set and args.first_seed < FIRST_TUNING_SEED:
+        parser.error(f'--set runs an ablation, and seeds 0-9 choose no setting: run it on '
+                     f'seeds from {FIRST_TUNING_SEED} on (--first_seed={FIRST_TUNING_SEED}).')
     if args.tasks:
         tasks = args.tasks.split(',')
     else:
@@ -662,9 +688,9 @@ def main():
         extra_args.append(f'--logs={os.path.abspath(args.logs)}')
     results = run_all(jobs, args.jobs, runs, extra_args, args.report)
     text = table(results)
-    command = 'python benchmarks/learning.py ' + ' '.join(sys.argv[1:])
+    command = reporting.command_text(__file__)
     if not args.report:
-        text += (f'\n\nCommand: `{command.strip()}`; {args.jobs} run(s) at once on '
+        text += (f'\n\nCommand: `{command}`; {args.jobs} run(s) at once on '
                  f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
     print(text)
     name = 'learning_' + '_'.join(tasks)

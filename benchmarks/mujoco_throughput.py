@@ -345,7 +345,7 @@ def main():
         env_rate = _run_part('env', args, directory)
         sb3 = None if args.no_sb3 else _run_part('sb3', args, directory)
     text = table(args.steps, agents, collection_rate, env_rate, sb3)
-    command = ' '.join(['python benchmarks/mujoco_throughput.py'] + sys.argv[1:])
+    command = reporting.command_text(__file__)
     machine = platform.processor() or platform.machine()
     text += (f'\n\nCommand: `{command}`; one run after the other on {os.cpu_count()} '
              f'cores ({machine}); 1-minute load average {load[0]:.1f} before and '

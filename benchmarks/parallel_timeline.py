@@ -227,7 +227,7 @@ def main():
     args = parser.parse_args()
     load_before = os.getloadavg()
     report = [
-        f'Command: python benchmarks/parallel_timeline.py {" ".join(sys.argv[1:])}'.rstrip(),
+        f'Command: {reporting.command_text(__file__)}',
         f'{os.cpu_count()} cores, load average before {load_before[0]:.2f}; medians over '
         f'{args.steps} batch steps after {WARMUP_STEPS} unmeasured ones. Per process: '
         f'environments, start delay (us), stepping time (us), share of batch steps in '

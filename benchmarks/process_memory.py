@@ -159,7 +159,7 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         runs = {part: _run_part(part, args, directory) for part in PARTS}
     text = table(imports, runs, args.config, args.steps)
-    command = ' '.join(['python benchmarks/process_memory.py'] + sys.argv[1:])
+    command = reporting.command_text(__file__)
     text += (f'\n\nCommand: `{command}`; {os.cpu_count()} cores; 1-minute load average '
              f'{load[0]:.1f} before and {os.getloadavg()[0]:.1f} after.\n')
     reporting.write_results(args.out, 'process_memory', text, dict(

@@ -12,7 +12,8 @@ import sys
 
 import gymnasium
 
-_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_RESULTS = os.path.join(ROOT, 'benchmarks', 'results')
 
 
 def results_dir(script):
@@ -40,6 +41,8 @@ def _name(script):
 def run_record(load_before, load_after=None):
     """The command line, the date and the machine of this run, for a results file.
 
+    The command's paths name no directory of the machine (see `portable`).
+
     Args:
       load_before: `os.getloadavg()` when the measurements began.
       load_after: `os.getloadavg()` when they ended; now if None.
@@ -48,7 +51,8 @@ def run_record(load_before, load_after=None):
       Dict with the keys 'command', 'date' and 'machine'.
     """
     return {
-        'command': sys.argv, 'date': datetime.datetime.now().isoformat(),
+        'command': [portable(argument) for argument in sys.argv],
+        'date': datetime.datetime.now().isoformat(),
         'machine': {
             'cores': os.cpu_count(), 'python': platform.python_version(),
             'gymnasium': gymnasium.__version__, 'load_before': load_before,
@@ -136,13 +140,61 @@ def processor():
 
 
 def commit(checkout=None):
-    """The commit of a checkout, marked `+changes` when it has any; this script's by default."""
+    """The commit of a checkout, this script's by default, marked `+changes` if its code differs.
+
+    Only tracked files outside `benchmarks/results/` count: a run that writes
+    its results into the tree, or runs beside results not yet committed, ran
+    the commit's code.
+    """
     here = checkout or os.path.dirname(os.path.abspath(__file__))
     def git(*args):
         return subprocess.run(['git', *args], cwd=here, capture_output=True, text=True,
                               check=True).stdout.strip()
-    dirty = git('status', '--porcelain', '--untracked-files=no')
+    dirty = git('status', '--porcelain', '--untracked-files=no', '--', ':(top)',
+                ':(top,exclude)benchmarks/results')
     return git('rev-parse', '--short', 'HEAD') + ('+changes' if dirty else '')
+
+
+def portable(argument, logdir=None, root=ROOT):
+    """A command-line argument or path with the machine's directories taken out, for a record.
+
+    A path inside `logdir` becomes relative to it, one inside the repository
+    relative to its root, and any other absolute path `DIR/<its last name>`,
+    so that records read alike on every machine. A flag's value
+    (`--out=PATH`) and comma-separated lists are rewritten piece by piece;
+    other text is returned as it is.
+
+    Args:
+      argument: A command-line argument or a path.
+      logdir: The log directory that the record's checkpoints are in, or None.
+      root: The repository's root: this checkout's by default.
+    """
+    flag, equals, value = argument.partition('=') if argument.startswith('-') else (
+        '', '', argument)
+    pieces = [_portable_path(piece, logdir, root) for piece in value.split(',')]
+    return flag + equals + ','.join(pieces)
+
+
+def _portable_path(path, logdir, root):
+    if not os.path.isabs(path):
+        return path
+    path = os.path.normpath(path)
+    for base in (logdir, root):
+        if base and os.path.commonpath([path, os.path.normpath(base)]) == os.path.normpath(base):
+            return os.path.relpath(path, base)
+    return f'DIR/{os.path.basename(path)}'
+
+
+def command_text(script, argv=None):
+    """The command that ran a benchmark, as a user types it from the repository's root.
+
+    Args:
+      script: The script's path, its `__file__`.
+      argv: Its arguments; this process's (`sys.argv[1:]`) if None.
+    """
+    arguments = sys.argv[1:] if argv is None else argv
+    return ' '.join(['python', portable(os.path.abspath(script))] +
+                    [portable(argument) for argument in arguments])
 
 
 def write_results(out, name, text, data):

@@ -335,8 +335,7 @@ def main(argv=None):
         runs += [dict(profile(tier_args), tier=name, command=command)
                  for name, command, tier_args in TIERS]
     record = dict(reporting.run_record(load_before), processor=reporting.processor(), runs=runs)
-    command = ' '.join(
-        ['python benchmarks/suite_profile.py'] + (sys.argv[1:] if argv is None else argv))
+    command = reporting.command_text(__file__, argv)
     if args.out:
         reporting.write_results(args.out, 'suite_profile', run_page(command, record), record)
     else:

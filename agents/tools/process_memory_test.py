@@ -86,7 +86,7 @@ def test_freed_heap_memory_goes_back_to_the_system():
 
 @pytest.mark.parametrize('before, after', [
     (None, '--xla_cpu_use_fusion_emitters=false'),
-    ('--xla_dump_to=/tmp/x', '--xla_dump_to=/tmp/x --xla_cpu_use_fusion_emitters=false'),
+    ('--xla_dump_to=dumps', '--xla_dump_to=dumps --xla_cpu_use_fusion_emitters=false'),
     ('--xla_cpu_use_fusion_emitters=true', '--xla_cpu_use_fusion_emitters=true'),
 ])
 def test_the_classic_emitters_are_chosen_unless_xla_flags_chose(monkeypatch, before, after):

@@ -1,9 +1,9 @@
 r"""Probe: does stepping two halves of the batch out of phase make collection faster here?
 
-Issue 52 asks whether collection could beat the in-graph floor by letting half
-of the environments step in their workers while the policy acts for the other
-half. This probe answers it on the machine it runs on before any of it is
-built into `tools.simulate`: it times a batch step of the `cheetah` config's
+Could collection beat the in-graph floor by letting half of the environments
+step in their workers while the policy acts for the other half? This probe
+answers it on the machine it runs on before any of it is built into
+`tools.simulate`: it times a batch step of the `cheetah` config's
 collection three ways, in separate graphs, alternating, on the `parallel`
 backend:
 

@@ -1,6 +1,7 @@
 """What a tuning study found: the table of its trials and its best config as a config function.
 
-`write(logdir, study, dimensions)` writes `trials.md` and `trials.json` (every
+`write(logdir, study, dimensions)` writes `trials.md` and `trials.json` (the
+study's settings, its command naming no directory of the machine, and every
 trial: state, score, the steps it reached, its sampled keys, its runs'
 evaluations)
 and, once a trial completed, `best_config.py`: a config function that calls
@@ -11,6 +12,7 @@ to paste into a module of configs and train with `--config=module:function`.
 import json
 import math
 import os
+import re
 import textwrap
 
 import optuna
@@ -131,14 +133,34 @@ def write(logdir, study, dimensions):
     table = rows(study, dimensions)
     text = markdown(table, dimensions)
     _write_text(os.path.join(logdir, 'trials.md'), text + '\n')
+    settings = studies.settings_of(study)
+    settings = dict(settings, command=portable_command(settings['command']))
     _write_text(os.path.join(logdir, 'trials.json'), json.dumps(dict(
-        settings=studies.settings_of(study), trials=table), indent=1) + '\n')
+        settings=settings, trials=table), indent=1) + '\n')
     source = best_config(study, table)
     if source is None:
         return text, None
     path = os.path.join(logdir, 'best_config.py')
     _write_text(path, source)
     return text, path
+
+
+def portable_command(command, directory=None):
+    """The command with no directory of the machine in it, for a record that may move.
+
+    An absolute path inside `directory` (where the command ran: the working
+    directory by default) is written relative to it, and any other as
+    `DIR/<its last name>`.
+    """
+    directory = directory or os.getcwd()
+
+    def relative(match):
+        path = os.path.normpath(match.group(0))
+        if os.path.commonpath([path, directory]) == directory:
+            return os.path.relpath(path, directory)
+        return 'DIR/' + os.path.basename(path)
+
+    return re.sub(r'(?<![^\s=,])/[^\s,]*', relative, command)
 
 
 def _best(table):

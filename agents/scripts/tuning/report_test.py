@@ -45,3 +45,12 @@ def test_best_config_of_a_shipped_config_calls_it_and_overrides_the_searched_key
     config = namespace['pendulum_tuned']()
     assert config == dict(configs.pendulum(), learning_rate=0.00123, policy_layers=(32,))
     assert 'Tuned at 200 steps on seeds 100, 101' in namespace['pendulum_tuned'].__doc__
+
+
+def test_the_recorded_command_names_no_directory_of_the_machine():
+    command = ('python -m agents.scripts.tune --config=hopper '
+               '--space=/home/me/agents/benchmarks/tune_spaces/hopper.yaml '
+               '--logdir=/scratch/studies/hopper')
+    assert report.portable_command(command, '/home/me/agents') == (
+        'python -m agents.scripts.tune --config=hopper '
+        '--space=benchmarks/tune_spaces/hopper.yaml --logdir=DIR/hopper')

@@ -36,7 +36,8 @@ def test_default_space_searches_the_keys_the_config_uses():
     assert 'rollout_length' not in whole_episodes and 'gae_lambda' not in whole_episodes
 
 
-@pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(SPACES, '*.yaml'))))
+@pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(SPACES, '*.yaml'))),
+                         ids=os.path.basename)
 def test_mujoco_spaces_fit_their_configs(path):
     config = os.path.basename(path)[:-len('.yaml')]
     dimensions = search_space.resolve(space_file.load(path), config, path)
