@@ -53,8 +53,8 @@ import reporting
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results', 'learning')
 
 Task = collections.namedtuple(
-    'Task', 'config, env, budget, eval_every, threshold, sb3, references, mask, control',
-    defaults=(None, None))
+    'Task', 'config, env, budget, eval_every, threshold, sb3, references, mask, control, '
+    'peer_minutes', defaults=(None, None, None))
 Task.__doc__ = """A benchmark task.
 
 Attributes:
@@ -67,8 +67,11 @@ Attributes:
   mask: Observation indices hidden from both libraries (partially observed
     tasks), the peer then being sb3-contrib's RecurrentPPO; or None, which
     leaves our config's own `observation_mask`.
-  control: Name of a feed-forward config trained on the same masked task as a
-    control row, or None.
+  control: Name of a feed-forward config trained on the same task as a
+    control row, or None; where there is one, the peer is sb3-contrib's
+    RecurrentPPO.
+  peer_minutes: Minutes of training the peer gets before it stops short of
+    the budget (RecurrentPPO would take hours), or None for the whole budget.
 """
 
 _ZOO_MUJOCO_NETWORK = dict(log_std_init=-2, ortho_init=False, activation_fn='relu',
@@ -145,6 +148,35 @@ TRPO = {
     'walker': _ZOO_TRPO_MUJOCO, 'ant': _ZOO_TRPO_MUJOCO, 'humanoid': _ZOO_TRPO_MUJOCO}
 # The library name of sb3-contrib's TRPO runs.
 TRPO_LIBRARY = 'sb3-trpo'
+# POPGym (Morad et al., 2023): the memory tasks of the popgym config, beside its
+# feed-forward partner and, on two tasks, RecurrentPPO with the zoo's
+# CartPoleNoVel settings for 20 minutes. The references are SPARC's PPO-GRU
+# (Table 6: 4M steps, 3 seeds, mean of the last 100 rollouts).
+_ZOO_CARTPOLE_NOVEL = dict(
+    n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+    ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2')
+_SPARC = 'SPARC PPO-GRU (published, 4M steps, 3 seeds)'
+POPGYM = {
+    'repeat_previous_easy': ('RepeatPreviousEasy', 0.744, True),
+    'repeat_first_easy': ('RepeatFirstEasy', 0.811, False),
+    'autoencode_easy': ('AutoencodeEasy', -0.469, False),
+    'count_recall_easy': ('CountRecallEasy', -0.835, False),
+    'higher_lower_easy': ('HigherLowerEasy', 0.495, False),
+    'mine_sweeper_easy': ('MineSweeperEasy', None, False),
+    'battleship_easy': ('BattleshipEasy', None, False),
+    'position_only_cartpole_easy': ('PositionOnlyCartPoleEasy', None, True),
+    'noisy_position_only_cartpole_easy': ('NoisyPositionOnlyCartPoleEasy', None, False),
+    'noisy_position_only_pendulum_easy': ('NoisyPositionOnlyPendulumEasy', 0.311, False),
+    'repeat_previous_medium': ('RepeatPreviousMedium', None, False),
+    'count_recall_medium': ('CountRecallMedium', None, False),
+}
+for _name, (_task, _published, _peer) in POPGYM.items():
+    TASKS[_name] = Task(
+        'popgym', f'popgym:popgym-{_task}-v0', 1_000_000, 50_000, None,
+        _ZOO_CARTPOLE_NOVEL if _peer else None,
+        {} if _published is None else {_SPARC: _published}, control='popgym_feedforward',
+        peer_minutes=20 if _peer else None)
+POPGYM_TASKS = tuple(POPGYM)
 QUICK_TASKS = ('pendulum', 'cartpole')
 RECURRENT_TASKS = ('pendulum_novel', 'cartpole_novel')
 MUJOCO_TASKS = ('cheetah', 'hopper', 'walker', 'ant', 'humanoid')
@@ -168,7 +200,7 @@ def run_config(task, seed, overrides=(), config_name=None):
     config = utility.make_config(config_name or task.config)
     with config.unlocked():
         config.update(
-            seed=seed, steps=task.budget, eval_every=task.eval_every,
+            env=task.env, seed=seed, steps=task.budget, eval_every=task.eval_every,
             eval_episodes=EVAL_EPISODES)
         if task.mask:
             config.update(observation_mask=task.mask)
@@ -309,7 +341,7 @@ def process_tree():
 
 
 def run_sb3(task, seed, trpo=False):
-    """Train SB3 PPO, or sb3-contrib RecurrentPPO on masked tasks, with the zoo hyperparameters.
+    """Train SB3 PPO, or sb3-contrib RecurrentPPO on memory tasks, with the zoo hyperparameters.
 
     With `trpo`, sb3-contrib's TRPO with the zoo's TRPO hyperparameters instead.
 
@@ -337,16 +369,20 @@ def run_sb3(task, seed, trpo=False):
     if 'policy_kwargs' in params:
         params['policy_kwargs'] = dict(
             params['policy_kwargs'], activation_fn=torch.nn.ReLU)
-    def mask(env):
+    def make_env():
+        if task.config == 'popgym':  # RecurrentPPO takes no Tuple observations.
+            from popgym import wrappers as popgym_wrappers
+            return popgym_wrappers.Flatten(gymnasium.make(task.env).unwrapped)
+        env = gymnasium.make(task.env)
         return wrappers.MaskObservation(env, task.mask) if task.mask else env
 
-    env = env_util.make_vec_env(task.env, n_envs=n_envs, seed=seed, wrapper_class=mask)
+    env = env_util.make_vec_env(make_env, n_envs=n_envs, seed=seed)
     if normalize:
         env = vec_env.VecNormalize(env)
     if trpo:
         import sb3_contrib
         model = sb3_contrib.TRPO('MlpPolicy', env, seed=seed, device='cpu', **params)
-    elif task.mask:
+    elif task.control:
         import sb3_contrib
         model = sb3_contrib.RecurrentPPO(
             'MlpLstmPolicy', env, seed=seed, device='cpu', **params)
@@ -361,14 +397,15 @@ def run_sb3(task, seed, trpo=False):
             self.evaluations, self.eval_seconds, self.next_eval = [], 0.0, task.eval_every
             self.start = time.time()
             # Seeded once: each evaluation plays new episodes, as our loop's do.
-            self.eval_env = mask(gymnasium.make(task.env))
+            self.eval_env = make_env()
             self.eval_env.reset(seed=EVAL_SEED_OFFSET + seed)
 
         def _on_step(self):
             if self.num_timesteps >= self.next_eval:
                 self.next_eval += task.eval_every
                 self.evaluate()
-            return True
+            training = time.time() - self.start - self.eval_seconds
+            return not task.peer_minutes or training < 60 * task.peer_minutes
 
         def evaluate(self):
             start = time.time()
@@ -539,6 +576,10 @@ def table(results):
         memory = _memory_line(by_key.get((task_name, 'agents'), []))
         if memory:
             lines.append(memory)
+        if task.control:
+            lines.append(_speed_line(task_name, by_key))
+        if task.peer_minutes and (task_name, 'sb3') in by_key and (task_name, 'agents') in by_key:
+            lines.append(_same_budget_line(by_key[task_name, 'agents'], by_key[task_name, 'sb3']))
         if {'agents', 'sb3'} <= set(times_to):
             lines.append(f'\nTime to threshold, agents / sb3: '
                          f'{times_to["agents"] / times_to["sb3"]:.2f}x.')
@@ -573,6 +614,37 @@ def _time_to_peer_best(ours, peers):
     return (f'\nThe peer misses the threshold; time to its best mean score ({best:,.0f}): agents '
             f'{_duration(times["agents"])}, sb3 {_duration(times["sb3"])}, '
             f'{times["agents"] / times["sb3"]:.2f}x.')
+
+
+def _steps_per_second(runs):
+    """Mean over runs of the training steps per second of training, evaluation excluded."""
+    return float(np.mean([run['evaluations'][-1][0] / run['seconds'] for run in runs]))
+
+
+def _speed_line(task_name, by_key):
+    """Each library's training speed on a memory task, and ours against the others'."""
+    speeds = {
+        library: _steps_per_second(runs) for (task, library), runs in sorted(by_key.items())
+        if task == task_name}
+    if 'agents' not in speeds:
+        return ''
+    parts = [f'{library} {speed:,.0f}' + (
+        '' if library == 'agents' else f' (agents {speeds["agents"] / speed:.2f}x)')
+        for library, speed in speeds.items()]
+    return '\nTraining steps per second, evaluation excluded: ' + ', '.join(parts) + '.'
+
+
+def _same_budget_line(ours, peers):
+    """Our score at the peer's final step count and after the peer's training time."""
+    steps = np.mean([run['evaluations'][-1][0] for run in peers])
+    seconds = np.mean([run['seconds'] for run in peers])
+    peer_score = np.mean([run['evaluations'][-1][1] for run in peers])
+    at_steps = np.mean([score_at(run['evaluations'], steps) for run in ours])
+    in_time = np.mean([
+        [each for each in run['evaluations'] if each[2] <= seconds][-1][1] for run in ours])
+    return (f'\nThe peer stopped after {_duration(seconds)} of training at '
+            f'{short_steps(steps)} steps, scoring {peer_score:.3f}; agents at that step count '
+            f'{at_steps:.3f}, and after that training time {in_time:.3f}.')
 
 
 def _memory_line(runs):
@@ -624,7 +696,9 @@ def main():
     """Run, or only tabulate, the learning runs the command line asks for."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='Pendulum and CartPole only.')
-    parser.add_argument('--tasks', default=None, help='Comma-separated task names.')
+    parser.add_argument(
+        '--tasks', default=None,
+        help='Comma-separated task names or groups (popgym, mujoco, quick).')
     parser.add_argument('--seeds', type=int, default=3, help='Number of seeds.')
     parser.add_argument('--first_seed', type=int, default=0,
                         help='Seeds run from this one: 0-9 report the shipped configs; '
@@ -662,7 +736,8 @@ def main():
         parser.error(f'--set runs an ablation, and seeds 0-9 choose no setting: run it on '
                      f'seeds from {FIRST_TUNING_SEED} on (--first_seed={FIRST_TUNING_SEED}).')
     if args.tasks:
-        tasks = args.tasks.split(',')
+        groups = dict(popgym=POPGYM_TASKS, mujoco=MUJOCO_TASKS, quick=QUICK_TASKS)
+        tasks = [name for each in args.tasks.split(',') for name in groups.get(each, [each])]
     else:
         tasks = list(QUICK_TASKS) if args.quick else list(QUICK_TASKS + MUJOCO_TASKS)
     unknown = sorted(set(tasks) - set(TASKS))
@@ -675,7 +750,8 @@ def main():
             jobs.append(('agents', task, seed))
             if TASKS[task].control:
                 jobs.append((CONTROL, task, seed))
-            if not args.no_sb3 and (task in QUICK_TASKS + RECURRENT_TASKS or args.sb3):
+            peer = task in QUICK_TASKS + RECURRENT_TASKS or bool(TASKS[task].peer_minutes)
+            if not args.no_sb3 and (peer or args.sb3) and TASKS[task].sb3:
                 jobs.append(('sb3', task, seed))
             if args.trpo and task in TRPO:
                 jobs.append((TRPO_LIBRARY, task, seed))

@@ -8,8 +8,10 @@ import pytest
 import tensorflow as tf
 
 from agents.parts import networks
+from agents.parts.distributions import Bernoulli
 from agents.parts.distributions import Categorical
 from agents.parts.distributions import DiagonalGaussian
+from agents.parts.distributions import FactoredCategorical
 
 _CONFIG = {
     'policy_layers': (8, 6),
@@ -302,3 +304,53 @@ def test_bad_input_raises_clear_errors():
                 networks.feed_forward_gaussian(_CONFIG, _BOX, bad, None)
         with pytest.raises(ValueError, match='shape per step is known'):
             networks.FeedForwardCategorical((3,), (3,), 2, 0.1)(unknown[:, 0], None)
+
+
+_MULTI_DISCRETE = gymnasium.spaces.MultiDiscrete([4, 2, 3])
+_MULTI_BINARY = gymnasium.spaces.MultiBinary(3)
+
+
+@pytest.mark.parametrize('network', [networks.feed_forward, networks.recurrent])
+@pytest.mark.parametrize('action_space, policy_type', [
+    (_BOX, DiagonalGaussian), (_DISCRETE, Categorical),
+    (_MULTI_DISCRETE, FactoredCategorical), (_MULTI_BINARY, Bernoulli)])
+def test_the_head_follows_the_action_space_and_samples_lie_in_it(
+        network, action_space, policy_type):
+    with tf.Graph().as_default():
+        tf.compat.v1.set_random_seed(0)
+        output = network(_CONFIG, action_space, _observations(8, 3), tf.constant([3] * 8))
+        assert type(output.policy) is policy_type and output.value.shape[:2] == (8, 3)
+        action = output.policy.sample()
+        log_prob = output.policy.log_prob(action)
+        entropy = output.policy.entropy()
+        with _session() as session:
+            samples, log_prob, entropy = session.run([action, log_prob, entropy])
+    assert log_prob.shape == entropy.shape == (8, 3)
+    assert np.all(np.isfinite(log_prob)) and np.all(entropy >= 0)
+    if not isinstance(action_space, gymnasium.spaces.Box):
+        assert all(action_space.contains(each.astype(action_space.dtype))
+                   for each in samples.reshape(-1, *action_space.shape))
+
+
+def test_a_factored_head_never_picks_a_class_an_entry_lacks():
+    with tf.Graph().as_default():
+        output = networks.feed_forward(
+            dict(_CONFIG, init_output_factor=100.0), _MULTI_DISCRETE,
+            _observations(64, 4, seed=3), None)
+        with _session() as session:
+            samples, mode = session.run([output.policy.sample(), output.policy.mode()])
+    for values in (samples, mode):
+        assert values[..., 1].max() <= 1 and values[..., 2].max() <= 2
+
+
+@pytest.mark.parametrize('network, action_space, fits', [
+    (networks.feed_forward_gaussian, _DISCRETE, 'feed_forward_categorical'),
+    (networks.recurrent_categorical, _BOX, 'feed_forward_gaussian or recurrent_gaussian'),
+    (networks.feed_forward_categorical, _MULTI_BINARY, 'feed_forward or recurrent')])
+def test_a_head_that_does_not_fit_the_action_space_names_the_network_that_does(
+        network, action_space, fits):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as caught:
+            network(_CONFIG, action_space, _observations(), None)
+    message = str(caught.value)
+    assert '\n' not in message and fits in message, message

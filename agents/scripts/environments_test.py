@@ -76,3 +76,61 @@ def test_env_kwargs_change_the_task_and_refuse_a_constructor():
     with pytest.raises(ValueError, match='apply to a Gymnasium id or spec, not to the constructor'):
         environments.make_environment(
             lambda: gymnasium.make('Pendulum-v1'), 20, env_kwargs={'g': 2.0})
+
+
+class _NoRenderMode(gymnasium.Env):
+    """A task whose constructor takes no render_mode, as most of POPGym's."""
+
+    observation_space = gymnasium.spaces.Discrete(3)
+    action_space = gymnasium.spaces.Discrete(4, start=-2)
+
+    def __init__(self):
+        self.actions = []
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action):
+        self.actions.append(action)
+        return 1, 0.0, False, False, {}
+
+
+class _Broken(_NoRenderMode):
+    def __init__(self):
+        raise RuntimeError('no simulator here\nsecond line')
+
+
+gymnasium.register('agents-test/NoRenderMode-v0', entry_point=_NoRenderMode)
+gymnasium.register('agents-test/Broken-v0', entry_point=_Broken)
+
+
+def test_render_mode_is_passed_only_when_asked_and_actions_count_from_zero():
+    env = environments.make_environment('agents-test/NoRenderMode-v0', 10)
+    assert env.action_space == gymnasium.spaces.Discrete(4)
+    env.reset(seed=0)
+    env.step(np.int32(0))
+    env.step(np.int32(3))
+    assert env.unwrapped.actions == [-2, 1]
+    with pytest.raises(ValueError) as caught:
+        environments.make_environment('agents-test/NoRenderMode-v0', 10, render_mode='rgb_array')
+    assert "'agents-test/NoRenderMode-v0'" in str(caught.value)
+
+
+def test_a_task_that_cannot_be_made_is_one_line_naming_it_and_the_cause():
+    for call in (
+            lambda: environments.make_environment('agents-test/Broken-v0', 10),
+            lambda: environments.check_environment_made('agents-test/Broken-v0', None)):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == (
+            "cannot make environment 'agents-test/Broken-v0': RuntimeError: no simulator here")
+
+
+def test_a_task_whose_spaces_the_graph_cannot_hold_is_refused_before_any_worker():
+    gymnasium.register(
+        'agents-test/TextActions-v0',
+        entry_point=lambda: type('TextActions', (_NoRenderMode,), dict(
+            action_space=gymnasium.spaces.Text(4)))())
+    with pytest.raises(ValueError, match=r'action space Text\('):
+        environments.check_environment_made('agents-test/TextActions-v0', None)

@@ -54,8 +54,26 @@ def flat_goal_point():
 
 @registry.register('env')
 def goal_point():
-    """The goal task with its Dict observations, which the trainer refuses."""
+    """The goal task with its Dict observations, which the policy encodes itself."""
     return GoalPoint()
+
+
+class TextGoal(GoalPoint):
+    """The goal task with a Text part in its observations, which no encoder takes."""
+
+    def __init__(self):
+        super().__init__()
+        self.observation_space = gymnasium.spaces.Dict(
+            dict(self.observation_space.spaces, name=gymnasium.spaces.Text(8)))
+
+    def _observ(self):
+        return dict(super()._observ(), name='goal')
+
+
+@registry.register('env')
+def text_goal():
+    """The goal task with a Text part, which the trainer refuses."""
+    return TextGoal()
 
 
 def flat_goal_config():
@@ -67,6 +85,12 @@ def flat_goal_config():
 def goal_config():
     config = train_test.tiny_pendulum()
     config.update(env='goal_point')
+    return config
+
+
+def text_goal_config():
+    config = train_test.tiny_pendulum()
+    config.update(env='text_goal')
     return config
 
 
@@ -83,8 +107,16 @@ def test_a_goal_task_trains_through_flatten_observation(tmp_path):
     assert all(np.isfinite(each.score) for each in results if each.phase == 'eval')
 
 
-def test_a_dict_observation_space_is_refused_in_one_line_naming_the_route():
-    with pytest.raises(Exception, match='FlattenObservation') as caught:
-        _train(goal_config)
+@pytest.mark.integration
+def test_a_goal_task_trains_on_its_dict_observations(tmp_path):
+    results = _train(goal_config, str(tmp_path))
+    assert [(each.phase, each.step) for each in results] == [
+        ('train', 400), ('eval', 400), ('train', 800), ('eval', 800)]
+    assert all(np.isfinite(each.score) for each in results if each.phase == 'eval')
+
+
+def test_an_observation_space_no_encoder_takes_is_refused_in_one_line_naming_it():
+    with pytest.raises(Exception, match=r'Text\(') as caught:
+        _train(text_goal_config)
     message = str(caught.value)
-    assert '\n' not in message and "Dict('observation'" in message, message
+    assert '\n' not in message and 'observation space' in message, message

@@ -42,9 +42,15 @@ cartpole = _tiny('cartpole')
 cheetah = _tiny('cheetah')
 pendulum_novel = _tiny('pendulum_novel', **_RECURRENT)  # A Gaussian GRU policy, no velocity.
 cartpole_novel = _tiny('cartpole_novel', **_RECURRENT)  # A categorical GRU policy.
+# Integer observations and a factored categorical GRU policy (MultiDiscrete actions).
+popgym = _tiny('popgym', env='popgym:popgym-MineSweeperEasy-v0', **_RECURRENT)
+# Tuple observations of two Discrete parts, a feed-forward categorical policy.
+popgym_feedforward = _tiny('popgym_feedforward', env='popgym:popgym-AutoencodeEasy-v0')
 
 
-_CONFIGS = ('pendulum', 'cartpole', 'cheetah', 'pendulum_novel', 'cartpole_novel')
+_CONFIGS = (
+    'pendulum', 'cartpole', 'cheetah', 'pendulum_novel', 'cartpole_novel', 'popgym',
+    'popgym_feedforward')
 
 Run = collections.namedtuple('Run', 'config, logdir, outdir, steps, acted')
 Run.__doc__ = """A config's run, its export, and how both acted.
@@ -102,8 +108,8 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
     """What the trainer, acting with the mode, sends its environments' `step`.
 
     Returns:
-      Arrays `[steps, agents, ...]` of the observations, the actions, and
-      whether each step began an episode.
+      Arrays `[steps, agents, ...]` of the observations (a tuple of them for
+      a Tuple space), the actions, and whether each step began an episode.
     """
     steps = [[] for _ in range(num_agents)]
     constructors = [
@@ -124,8 +130,13 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
                 sess.run(graph.done, feed)
                 feed[graph.force_reset] = False
         batch_env.close()
-    per_agent = [[np.stack(column) for column in zip(*agent)] for agent in steps]
-    return [np.stack(columns, 1) for columns in zip(*per_agent)]
+    per_agent = [[_stack(column) for column in zip(*agent)] for agent in steps]
+    return [_stack(columns, 1) for columns in zip(*per_agent)]
+
+
+def _stack(values, axis=0):
+    """Stack arrays, or tuples of arrays part by part."""
+    return tf.nest.map_structure(lambda *parts: np.stack(parts, axis), *values)
 
 
 # Acts with exports in a process that cannot import agents. Its argument is a
@@ -145,29 +156,33 @@ import tensorflow as tf
 
 def act(model_dir, data_path):
     data = np.load(data_path)
-    observ, first = data['observ'], data['first']
+    first = data['first']
+    # One input `observ`, or `observ_0`, `observ_1`, ... for the parts of a Tuple.
+    observ = {name: data[name] for name in data.files if name.startswith('observ')}
     model = tf.saved_model.load(model_dir)
     results = {}
     if 'initial_state' in model.signatures:
-        initial = model.signatures['initial_state'](batch_size=tf.constant(observ.shape[1]))
+        initial = model.signatures['initial_state'](batch_size=tf.constant(first.shape[1]))
         for kind in ('serving_default', 'sample'):
             state, actions = {k: v.numpy() for k, v in initial.items()}, []
-            for step in range(len(observ)):
+            for step in range(len(first)):
                 for name in state:
                     state[name][first[step]] = initial[name].numpy()[first[step]]
-                out = model.signatures[kind](observ=tf.constant(observ[step]), **state)
+                inputs = {name: tf.constant(part[step]) for name, part in observ.items()}
+                out = model.signatures[kind](**inputs, **state)
                 state = {name: out[name].numpy() for name in state}
                 actions.append(out['action'].numpy())
             results[kind] = np.stack(actions)
         return results
-    flat = observ.reshape((-1,) + observ.shape[2:])
+    flat = {name: part.reshape((-1,) + part.shape[2:]) for name, part in observ.items()}
     for kind in ('serving_default', 'sample'):
-        action = model.signatures[kind](observ=tf.constant(flat))['action'].numpy()
-        results[kind] = action.reshape(observ.shape[:2] + action.shape[1:])
+        inputs = {name: tf.constant(part) for name, part in flat.items()}
+        action = model.signatures[kind](**inputs)['action'].numpy()
+        results[kind] = action.reshape(first.shape + action.shape[1:])
     interpreter = tf.lite.Interpreter(model_path=model_dir + '/policy.tflite')
     runner = interpreter.get_signature_runner('serving_default')
-    action = runner(observ=flat)['action']
-    results['tflite'] = action.reshape(observ.shape[:2] + action.shape[1:])
+    action = runner(**flat)['action']
+    results['tflite'] = action.reshape(first.shape + action.shape[1:])
     return results
 
 with open(sys.argv[1]) as file_:
@@ -201,7 +216,9 @@ def _act_without_agents(exports, directory):
     for name, (outdir, observ, first) in exports.items():
         data, out = (
             os.path.join(directory, f'{name}-{kind}.npz') for kind in ('observ', 'actions'))
-        np.savez(data, observ=observ, first=first)
+        parts = dict(observ=observ) if isinstance(observ, np.ndarray) else {
+            f'observ_{index}': part for index, part in enumerate(observ)}
+        np.savez(data, first=first, **parts)
         jobs.append((outdir, data, out))
     with open(jobs_path, 'w') as file_:
         json.dump(jobs, file_)
@@ -218,14 +235,18 @@ def _act_without_agents(exports, directory):
 def test_exported_actions_are_the_trainers_mode_in_environment_units(runs, name):
     config, _, outdir, (observ, action, first), acted = runs[name]
     env = gym.make(config.env)
-    assert observ.dtype == env.observation_space.dtype  # As the environment returns them.
+    for part, space in zip(tf.nest.flatten(observ), tf.nest.flatten(
+            env.observation_space.spaces if isinstance(
+                env.observation_space, gym.spaces.Tuple) else env.observation_space)):
+        assert part.dtype == space.dtype or space.dtype == np.int64  # As the env gives them.
     assert first[0].all() and first[1:].any()  # Episodes begin within the steps.
     assert not acted['imported_agents']
     exported = acted['serving_default']
     assert exported.dtype == env.action_space.dtype and exported.shape == action.shape
-    if isinstance(env.action_space, gym.spaces.Discrete):
+    if not isinstance(env.action_space, gym.spaces.Box):
         np.testing.assert_array_equal(exported, action)
-        assert set(np.unique(acted['sample'])) <= set(range(env.action_space.n))
+        assert all(env.action_space.contains(each) for each in acted['sample'].reshape(
+            -1, *env.action_space.shape))
     else:
         np.testing.assert_allclose(exported, action, rtol=0, atol=1e-5)
         assert np.all(env.action_space.low <= acted['sample'])
@@ -252,7 +273,12 @@ def test_export_json_describes_the_checkpoint_and_signatures(runs, name):
         {'initial_state'} if saved_policy.is_recurrent(config) else set())
     assert set(signatures) == names
     inputs = signatures['serving_default']['inputs']
-    assert inputs['observ']['shape'] == [None, *gym.make(config.env).observation_space.shape]
+    space = gym.make(config.env).observation_space
+    if isinstance(space, gym.spaces.Tuple):
+        assert [inputs[f'observ_{index}']['shape'] for index in range(len(space))] == [
+            [None]] * len(space)
+    else:
+        assert inputs['observ']['shape'] == [None, *space.shape]
     if saved_policy.is_recurrent(config):
         assert inputs['state']['shape'] == [None, config.policy_layers[-1]]
         assert signatures['initial_state']['inputs'] == {
