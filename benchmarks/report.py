@@ -177,7 +177,8 @@ def interval(scores, statistic):
     """The statistic of the scores and its 95% stratified bootstrap interval.
 
     Args:
-      scores: One score per run.
+      scores: One score per run, or a matrix `[runs, tasks]` of scores, whose
+        bootstrap resamples the runs of each task apart (stratified).
       statistic: 'mean' or 'iqm'.
 
     Returns:
@@ -191,7 +192,7 @@ def interval(scores, statistic):
     np.random.seed(BOOTSTRAP_SEED)
     try:
         points, intervals = library.get_interval_estimates(
-            {'runs': np.asarray(scores, np.float64).reshape(-1, 1)},
+            {'runs': np.asarray(scores, np.float64).reshape(len(scores), -1)},
             lambda matrix: np.array([aggregate(matrix)]), reps=BOOTSTRAP_REPS)
     finally:
         np.random.set_state(state)
@@ -199,9 +200,9 @@ def interval(scores, statistic):
         intervals['runs'][1, 0])
 
 
-def _estimate(scores, statistic):
+def _estimate(scores, statistic, digits=0):
     point, low, high = interval(scores, statistic)
-    return f'{point:,.0f} [{low:,.0f}, {high:,.0f}]'
+    return f'{point:,.{digits}f} [{low:,.{digits}f}, {high:,.{digits}f}]'
 
 
 def _final(run):
@@ -404,6 +405,67 @@ def mujoco_caption(runs, tasks):
             'humanoid --seeds=10 --no-sb3 --logs=LOGS'))
 
 
+def popgym_table(runs):
+    """Markdown rows of the POPGym tasks: final and best return, wall time, published figure."""
+    lines = ['| task | library | seeds | final [95% CI] | best so far | training time per run '
+             '| published |', '|---|---|---:|---:|---:|---:|---:|']
+    for task_name in learning.POPGYM_TASKS:
+        task = learning.TASKS[task_name]
+        published = ', '.join(f'{score:.3f} ({name})' for name, score in task.references.items())
+        for library in ('agents', learning.CONTROL, 'sb3'):
+            group = _by_task(runs, library).get(task_name)
+            if not group:
+                continue
+            steps = '' if library != 'sb3' else (
+                f' at {learning.short_steps(np.mean([run["evaluations"][-1][0] for run in group]))}'
+                ' steps')
+            lines.append(
+                f'| {task.env.rpartition(":")[2]} | {library} | {len(group)} | '
+                f'{_estimate([_final(run) for run in group], "mean", 3)}{steps} | '
+                f'{np.mean([_best(run) for run in group]):.3f} | '
+                f'{np.mean([run["seconds"] for run in group]) / 60:.1f} min | '
+                f'{published or "-"} |')
+    return lines
+
+
+def popgym_suite(runs):
+    """Each library's IQM of final returns over the whole suite, tasks stratified.
+
+    A library counts where it ran every task of the suite with equal seeds.
+    """
+    lines = []
+    for library in ('agents', learning.CONTROL):
+        by_task = _by_task(runs, library)
+        groups = [by_task.get(task, []) for task in learning.POPGYM_TASKS]
+        if not all(groups) or len({len(group) for group in groups}) != 1:
+            continue
+        matrix = np.array([[_final(run) for run in group] for group in groups]).T
+        lines.append(f'- {library}: IQM {_estimate(matrix, "iqm", 3)} over '
+                     f'{matrix.shape[1]} tasks and {matrix.shape[0]} seeds each')
+    return lines
+
+
+def popgym_section(runs):
+    """The POPGym section of the page, or nothing before its runs exist."""
+    tasks = [task for task in learning.POPGYM_TASKS if any(r['task'] == task for r in runs)]
+    if not tasks:
+        return []
+    return [
+        '## POPGym',
+        '',
+        'The memory suite of Morad et al. (2023), returns in [-1, 1]: the `popgym` config '
+        '(GRU) beside its feed-forward partner (`agents-feedforward`) and, on two tasks, '
+        'sb3-contrib\'s RecurrentPPO with the zoo\'s CartPoleNoVel settings through '
+        'POPGym\'s Flatten wrapper, stopped after 20 minutes of training. ' + caption(
+            runs, tasks, 'python benchmarks/learning.py --tasks=popgym'),
+        '',
+        *popgym_table(runs),
+        '',
+        *popgym_suite(runs),
+        '',
+    ]
+
+
 def curve_links(tasks):
     """Markdown images of the curves of the tasks that have runs."""
     return [f'![{learning.TASKS[task].env}](../benchmarks/results/learning/curves/{task}.png)'
@@ -444,6 +506,7 @@ def page(runs, plays):
         '',
         *peer_table(runs, masked, ('agents', learning.CONTROL, 'sb3')),
         '',
+        *popgym_section(runs),
         '## MuJoCo',
         '',
         mujoco_caption(runs, mujoco),

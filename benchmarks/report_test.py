@@ -210,3 +210,24 @@ def test_no_docs_page_names_an_issue():
         if found:
             named[os.path.relpath(path, report.ROOT)] = found
     assert not named, 'state the design; what an issue asked goes in the decisions record'
+
+
+def test_popgym_rows_and_the_suite_iqm_appear_once_its_runs_exist():
+    runs = []
+    for task in learning.POPGYM_TASKS:
+        for seed in range(2):
+            runs.append(dict(_run(task, seed, [0.0, 0.5 + 0.1 * seed]), seconds=300.0))
+            runs.append(dict(
+                _run(task, seed, [0.0, -0.5]), library=learning.CONTROL, seconds=120.0))
+    runs += [dict(_run('repeat_previous_easy', seed, [0.1]), library='sb3', seconds=1200.0)
+             for seed in range(2)]
+    assert not report.popgym_section([run for run in runs if run['task'] == 'pendulum'])
+    section = '\n'.join(report.popgym_section(runs))
+    assert '| popgym-RepeatPreviousEasy-v0 | agents | 2 | 0.550 [' in section
+    assert '| 0.550 | 5.0 min | 0.744 (SPARC PPO-GRU (published, 4M steps, 3 seeds)) |' in (
+        section)
+    assert '| popgym-RepeatPreviousEasy-v0 | sb3 | 2 | 0.100 [0.100, 0.100] at 50k steps |' in (
+        section)
+    assert '- agents: IQM 0.550 [' in section and '12 tasks and 2 seeds each' in section
+    assert '- agents-feedforward: IQM -0.500 [-0.500, -0.500]' in section
+    assert '- sb3' not in section  # It ran two tasks of the suite.

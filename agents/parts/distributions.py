@@ -179,13 +179,8 @@ class Categorical:
 
     def __init__(self, logits):
         with tf.name_scope('categorical'):
-            logits = tf.convert_to_tensor(logits)
-            if not logits.dtype.is_floating:
-                raise TypeError(f'Categorical needs floating logits, got {logits.dtype.name}.')
-            if logits.shape.rank == 0:
-                raise ValueError(
-                    'Categorical needs logits with a class axis (shape [..., num_classes]).')
-            self._logits = logits
+            self._logits = _checked_logits(
+                'Categorical', logits, 'a class axis (shape [..., num_classes])')
 
     @property
     def logits(self):
@@ -337,12 +332,8 @@ class Bernoulli:
 
     def __init__(self, logits):
         with tf.name_scope('bernoulli'):
-            logits = tf.convert_to_tensor(logits)
-            if not logits.dtype.is_floating:
-                raise TypeError(f'Bernoulli needs floating logits, got {logits.dtype.name}.')
-            if logits.shape.rank == 0:
-                raise ValueError('Bernoulli needs logits with an entry axis ([..., entries]).')
-            self._logits = logits
+            self._logits = _checked_logits(
+                'Bernoulli', logits, 'an entry axis (shape [..., entries])')
 
     @property
     def logits(self):
@@ -387,6 +378,16 @@ class Bernoulli:
             ones = tf.nn.softplus(-other.logits) - tf.nn.softplus(-self._logits)
             zeros = tf.nn.softplus(other.logits) - tf.nn.softplus(self._logits)
             return tf.reduce_sum(probs * ones + (1 - probs) * zeros, -1)
+
+
+def _checked_logits(distribution, logits, axis):
+    """The logits as a tensor; raises unless they are floating point with `axis`."""
+    logits = tf.convert_to_tensor(logits)
+    if not logits.dtype.is_floating:
+        raise TypeError(f'{distribution} needs floating logits, got {logits.dtype.name}.')
+    if logits.shape.rank == 0:
+        raise ValueError(f'{distribution} needs logits with {axis}.')
+    return logits
 
 
 def _log_normal_cdf(x):

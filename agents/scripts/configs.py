@@ -110,7 +110,7 @@ def popgym():
     config.update(
         env='popgym:popgym-RepeatPreviousEasy-v0', max_length=1024, steps=1e6,
         eval_every=50_000, num_agents=16, rollout_length=128, network='recurrent',
-        normalize_ranges=False, policy_layers=(128, 128), value_layers=(128, 128),
+        policy_layers=(128, 128), value_layers=(128, 128),
         objective='clip', discount=0.99, gae_lambda=0.95, learning_rate=5e-4,
         learning_rate_schedule='linear', update_epochs=10, minibatch_size=None,
         chunk_length=128, batch_size=4, entropy_coef=0.01, max_gradient_norm=0.5,

@@ -117,7 +117,10 @@ def _register_built_ins():
             networks.feed_forward, networks.recurrent, networks.feed_forward_gaussian,
             networks.recurrent_gaussian, networks.feed_forward_categorical,
             networks.recurrent_categorical):
-        register('network', network, keys=networks.NetworkConfig)
+        # Older configuration files name the networks by their former module.
+        REGISTRY.register(
+            'network', network, keys=networks.NetworkConfig,
+            aliases=[f'agents.scripts.networks:{network.__name__}'])
     # Optimizers that take the learning rate as their only required argument,
     # also under the import paths where older configuration files stored them.
     for name, optimizer in dict(

@@ -12,7 +12,8 @@ def test_unknown_config_names_the_shipped_tasks_in_one_line():
         config_names.find('pendulm')
     assert str(error.value) == (
         "Unknown config 'pendulm' (did you mean 'pendulum'?). Choose one of: ant, cartpole, "
-        'cartpole_novel, cheetah, hopper, humanoid, pendulum, pendulum_novel, reacher, walker; '
+        'cartpole_novel, cheetah, hopper, humanoid, pendulum, pendulum_novel, popgym, '
+        'popgym_feedforward, reacher, walker; '
         'or pass --config=module:function for a config function of your own.')
     with pytest.raises(ConfigError, match='Unknown config'):
         config_names.find('_mujoco')  # Private helpers are no configs.
