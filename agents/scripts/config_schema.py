@@ -50,6 +50,9 @@ class RunConfig:
         None, 'Indices of the flattened observation zeroed at every step, hiding them from '
         "the agent (the NoVel tasks' velocities, Ant's contact forces); nothing hidden if "
         'None.', at_least=0)
+    previous_action: bool = key(
+        False, 'Observe the previous action beside the observation, as the POPGym baselines '
+        'do: a policy with memory then knows what it tried.')
     checkpoint_seconds: float = key(
         300, 'Also store a checkpoint when this many seconds passed since the last.', above=0)
     keep_checkpoints: int = key(5, 'Checkpoints kept on disk, the newest.', at_least=1)

@@ -49,7 +49,8 @@ def environment_constructors(config, count, render_mode=None):
         functools.partial(
             make_environment, task, config.max_length, config.normalize_ranges,
             None if seed is None else 1000 * seed + index, render_mode,
-            config.get('observation_mask'), config.get('env_kwargs'))
+            config.get('observation_mask'), config.get('env_kwargs'),
+            config.get('previous_action', False))
         for index in range(count)]
 
 
@@ -146,7 +147,7 @@ def _describe_failure(env, error):
 
 
 def make_environment(env, max_length=None, normalize_ranges=True, seed=None, render_mode=None,
-                     observation_mask=None, env_kwargs=None):
+                     observation_mask=None, env_kwargs=None, previous_action=False):
     """Create one environment of a task with the standard wrappers.
 
     Args:
@@ -163,6 +164,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
         step (see `wrappers.MaskObservation`); nothing is hidden if None.
       env_kwargs: Arguments of the task, passed to `gymnasium.make` with an id
         or spec; a constructor takes none.
+      previous_action: Observe the previous action beside the observation
+        (`wrappers.PreviousAction`).
 
     Raises:
       ValueError: If the Gymnasium id is unknown, its module (of an id
@@ -194,6 +197,8 @@ def make_environment(env, max_length=None, normalize_ranges=True, seed=None, ren
         env = env()
     if observation_mask:
         env = wrappers.MaskObservation(env, observation_mask)
+    if previous_action:
+        env = wrappers.PreviousAction(env)
     if max_length:
         env = wrappers.LimitDuration(env, max_length)
     if isinstance(env.action_space, gym.spaces.Box):

@@ -3,8 +3,8 @@
 They limit episode length, normalize ranges, clip actions, count integer
 actions from zero, convert dtypes to 32 bits, cache spaces, reset
 automatically, repeat actions, randomize starts, stack frames, difference
-frames, hide parts of the observation, and adapt environments written for the
-old Gym API. All are `gymnasium.Wrapper`
+frames, hide parts of the observation, add the previous action to it, and
+adapt environments written for the old Gym API. All are `gymnasium.Wrapper`
 subclasses (except `GymToGymnasium`, which wraps objects that are not Gymnasium
 environments) and can be stacked in any order.
 
@@ -537,6 +537,55 @@ class MaskObservation(gymnasium.ObservationWrapper):
         observ = np.array(observ, copy=True)
         observ.reshape(-1)[self._indices] = 0
         return observ
+
+
+class PreviousAction(gymnasium.Wrapper):
+    """Observes the previous action beside the observation, as POPGym's baselines do.
+
+    The observation becomes a Tuple of the environment's observation and the
+    action taken before it. An episode's first observation comes with a null
+    action no real action equals: one class past the last for Discrete and
+    MultiDiscrete entries, the class 2 of entries that are otherwise 0 or 1
+    (a MultiBinary action is observed as a MultiDiscrete of three classes per
+    entry), and zeros for Box actions.
+    """
+
+    def __init__(self, env):
+        """Add the previous action to the observations of an environment.
+
+        Args:
+          env: Environment with a Box, Discrete, MultiDiscrete or MultiBinary
+            action space.
+
+        Raises:
+          TypeError: If the action space is none of these.
+        """
+        super().__init__(env)
+        space = env.action_space
+        if isinstance(space, gymnasium.spaces.Discrete):
+            observed = gymnasium.spaces.Discrete(space.n + 1, start=space.start)
+            self._null = space.start + space.n
+        elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+            observed = gymnasium.spaces.MultiDiscrete(space.nvec + 1, start=space.start)
+            self._null = space.start + space.nvec
+        elif isinstance(space, gymnasium.spaces.MultiBinary):
+            observed = gymnasium.spaces.MultiDiscrete(np.full(space.shape, 3))
+            self._null = np.full(space.shape, 2)
+        elif isinstance(space, gymnasium.spaces.Box):
+            observed, self._null = space, np.zeros(space.shape, space.dtype)
+        else:
+            raise TypeError(
+                f'PreviousAction needs a Box, Discrete, MultiDiscrete or MultiBinary action '
+                f'space, got {space}.')
+        self.observation_space = gymnasium.spaces.Tuple((env.observation_space, observed))
+
+    def reset(self, *, seed=None, options=None):
+        observ, info = self.env.reset(seed=seed, options=options)
+        return (observ, copy.copy(self._null)), info
+
+    def step(self, action):
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        return (observ, np.asarray(action)), reward, terminated, truncated, info
 
 
 class GymToGymnasium(gymnasium.Env):

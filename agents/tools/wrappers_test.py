@@ -426,3 +426,34 @@ def test_the_original_path_of_external_process_and_its_errors_still_works():
     assert wrappers.WorkerDiedError is errors.WorkerDiedError
     with pytest.raises(AttributeError, match="has no attribute 'RemoteEnvironment'"):
         wrappers.RemoteEnvironment  # Hosting lives in agents.tools.envs.
+
+
+@pytest.mark.parametrize('space, null', [
+    (gymnasium.spaces.Discrete(3, start=1), 4),
+    (gymnasium.spaces.MultiDiscrete([2, 3]), [2, 3]),
+    (gymnasium.spaces.MultiBinary(2), [2, 2]),
+    (gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32), [0.0, 0.0])])
+def test_previous_action_comes_beside_the_observation_with_a_null_one_first(space, null):
+    env = wrappers.PreviousAction(
+        testing.SampleEnv(gymnasium.spaces.Discrete(5), 4, False, space))
+    (observ, previous), _ = env.reset(seed=0)
+    np.testing.assert_array_equal(previous, null)
+    assert env.observation_space.contains((observ, previous))
+    space.seed(0)
+    action = space.sample()
+    (observ, previous), *_ = env.step(action)
+    np.testing.assert_array_equal(previous, action)
+    observed = np.asarray(previous, env.observation_space[1].dtype)
+    assert env.observation_space.contains((observ, observed))
+
+
+def test_zero_based_actions_add_the_start_back_for_the_environment():
+    action_space = gymnasium.spaces.MultiDiscrete([2, 3], start=[1, -1])
+    env = wrappers.ZeroBasedActions(
+        testing.SampleEnv(gymnasium.spaces.Discrete(2), 4, False, action_space))
+    assert env.action_space == gymnasium.spaces.MultiDiscrete([2, 3])
+    env.reset(seed=0)
+    info = env.step(np.array([1, 0]))[4]
+    assert info['action'].tolist() == [2, -1]
+    with pytest.raises(TypeError, match='Discrete or MultiDiscrete'):
+        wrappers.ZeroBasedActions(gymnasium.make('Pendulum-v1'))

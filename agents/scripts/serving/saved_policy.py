@@ -19,7 +19,9 @@ TFLite file, whose built-in operations have no float64 arithmetic, in float32.
 Signatures of the SavedModel (`B` is the batch size):
 - `serving_default`: `observ [B, ...]` -> `action [B, ...]`, the policy's mode.
   A Tuple or Dict observation space takes one input per part, `observ_0`,
-  `observ_1`, ... in the order of its parts (a Dict's by sorted key).
+  `observ_1`, ... in the order of its parts (a Dict's by sorted key). A run
+  with `previous_action` takes the observation as `observ_0` and the previous
+  action as `observ_1` (`wrappers.PreviousAction`'s null action at the start).
 - `sample`: the same, with an action sampled from the policy.
 - Recurrent networks take their state beside the observations and return the
   next one (`state`, or `state_0`, `state_1`, ... for a nested state), and add
@@ -112,6 +114,10 @@ def environment_units(config):
     normalize = layers.get(wrappers.RangeNormalize)
     clip = layers.get(wrappers.ClipAction)
     mask = None
+    if config.get('observation_mask') and config.get('previous_action'):
+        raise ConfigError(
+            'Cannot export a run with both observation_mask and previous_action: the export '
+            'zeroes hidden entries of Box observations only.')
     if config.get('observation_mask'):
         mask = np.zeros(observation_space.shape, bool)
         mask.reshape(-1)[list(config.observation_mask)] = True
