@@ -707,6 +707,8 @@ def main():
     parser.add_argument('--sb3', action='store_true', help='Run SB3 on MuJoCo tasks too.')
     parser.add_argument('--trpo', action='store_true',
                         help="Run sb3-contrib's TRPO on the MuJoCo tasks too.")
+    parser.add_argument('--no-control', dest='no_control', action='store_true',
+                        help='Run no feed-forward control on the memory tasks.')
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true',
                         help='Run no SB3 at all.')
     parser.add_argument('--set', action='append', default=[],
@@ -748,7 +750,7 @@ def main():
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         for task in tasks:
             jobs.append(('agents', task, seed))
-            if TASKS[task].control:
+            if TASKS[task].control and not args.no_control:
                 jobs.append((CONTROL, task, seed))
             peer = task in QUICK_TASKS + RECURRENT_TASKS or bool(TASKS[task].peer_minutes)
             if not args.no_sb3 and (peer or args.sb3) and TASKS[task].sb3:
