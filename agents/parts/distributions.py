@@ -166,7 +166,31 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1)
 
 
-class Categorical:
+class _LogitsDistribution:
+    """A distribution whose one parameter is a float tensor of logits.
+
+    Subclasses set `_scope`, the name scope of their construction, and
+    `_axis`, how error messages describe the logits' last axis.
+    """
+
+    _scope = _axis = None
+
+    def __init__(self, logits):
+        with tf.name_scope(self._scope):
+            self._logits = _checked_logits(type(self).__name__, logits, self._axis)
+
+    @property
+    def logits(self):
+        """The logits, `[..., last axis]`."""
+        return self._logits
+
+    @property
+    def parameters(self):
+        """Dictionary of the constructor arguments, to store and rebuild the policy."""
+        return {'logits': self._logits}
+
+
+class Categorical(_LogitsDistribution):
     """Distribution over the integer classes `0 .. num_classes - 1`.
 
     Args:
@@ -177,25 +201,12 @@ class Categorical:
       ValueError: If the logits have no class axis.
     """
 
-    def __init__(self, logits):
-        with tf.name_scope('categorical'):
-            self._logits = _checked_logits(
-                'Categorical', logits, 'a class axis (shape [..., num_classes])')
-
-    @property
-    def logits(self):
-        """Unnormalised log probabilities `[..., num_classes]`."""
-        return self._logits
+    _scope, _axis = 'categorical', 'a class axis (shape [..., num_classes])'
 
     @property
     def probs(self):
         """Class probabilities `[..., num_classes]`."""
         return tf.nn.softmax(self._logits)
-
-    @property
-    def parameters(self):
-        """Dictionary of the constructor arguments, to store and rebuild the policy."""
-        return {'logits': self._logits}
 
     def sample(self, seed=None):
         """Draws one class index per batch element; honours the graph-level seed.
@@ -319,7 +330,7 @@ class FactoredCategorical:
         return tf.reduce_sum(self._entries.kl(other._entries), -1)  # pylint: disable=protected-access
 
 
-class Bernoulli:
+class Bernoulli(_LogitsDistribution):
     """Independent Bernoulli variables, one per entry of a 0/1 vector (MultiBinary actions).
 
     Args:
@@ -330,20 +341,7 @@ class Bernoulli:
       ValueError: If the logits have no entry axis.
     """
 
-    def __init__(self, logits):
-        with tf.name_scope('bernoulli'):
-            self._logits = _checked_logits(
-                'Bernoulli', logits, 'an entry axis (shape [..., entries])')
-
-    @property
-    def logits(self):
-        """Log odds `[..., entries]`."""
-        return self._logits
-
-    @property
-    def parameters(self):
-        """Dictionary of the constructor arguments, to store and rebuild the policy."""
-        return {'logits': self._logits}
+    _scope, _axis = 'bernoulli', 'an entry axis (shape [..., entries])'
 
     def sample(self, seed=None):
         """Draws 0 or 1 per entry; honours the graph-level seed; int32 tensor `[..., entries]`."""
