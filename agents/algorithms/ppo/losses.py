@@ -11,7 +11,7 @@ over the sequences.
 
 import tensorflow as tf
 
-from agents.algorithms.ppo import utility
+from agents.algorithms.ppo import advantages
 
 
 def policy_loss(config, old_policy, policy, log_prob, old_log_prob, advantage, length,
@@ -97,5 +97,5 @@ def mean_over_time(tensor, length):
     """
     if length is None:
         return tf.reduce_mean(tensor, 1)
-    total = tf.reduce_sum(utility.mask(tensor, length), 1)
+    total = tf.reduce_sum(advantages.mask(tensor, length), 1)
     return total / tf.cast(tf.maximum(length, 1), total.dtype)

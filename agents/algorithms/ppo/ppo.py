@@ -42,9 +42,9 @@ import tensorflow as tf
 
 from agents import parts
 from agents import tools
+from agents.algorithms.ppo import advantages
 from agents.algorithms.ppo import summaries
 from agents.algorithms.ppo import update
-from agents.algorithms.ppo import utility
 from agents.tools import nested
 from agents.tools import spaces
 
@@ -444,11 +444,11 @@ class PPO:
             bootstrap = self._bootstrap.read_value()
             value = self._values(sequences['observ'], episodes.state, length)
             if config.gae_lambda:
-                advantage = utility.lambda_advantage(
+                advantage = advantages.lambda_advantage(
                     reward, value, length, config.discount, config.gae_lambda, bootstrap)
-                return_ = advantage + utility.mask(value, length)
+                return_ = advantage + advantages.mask(value, length)
             else:
-                return_ = utility.discounted_return(reward, length, config.discount, bootstrap)
+                return_ = advantages.discounted_return(reward, length, config.discount, bootstrap)
                 advantage = return_ - value
             return value, return_, advantage
 
@@ -463,7 +463,7 @@ class PPO:
             value = self._values(sequences['observ'], steps.state, length)
             next_value = self._values(
                 self._network_input(steps.next_observ), steps.next_state, length)
-            advantage = utility.rollout_advantage(
+            advantage = advantages.rollout_advantage(
                 reward, value, next_value, steps.terminated, steps.done, config.discount,
                 config.gae_lambda)
             return value, advantage + value, advantage
@@ -517,7 +517,7 @@ class PPO:
         value = self._network(
             nested.map(lambda tensor: tensor[:, None], merged[0]),
             tf.ones(tf.shape(nested.flatten(merged[0])[0])[:1], tf.int32), merged[1]).value
-        return utility.mask(tf.reshape(value, steps), length)
+        return advantages.mask(tf.reshape(value, steps), length)
 
     def _keep_for_logging(self, summary):
         """An update's summary on a step that logs; else held until the next such step.

@@ -17,10 +17,10 @@ import tensorflow as tf
 
 from agents import parts
 from agents import tools
+from agents.algorithms.ppo import advantages
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import schedule
 from agents.algorithms.ppo import summaries
-from agents.algorithms.ppo import utility
 from agents.tools import nested
 
 # Scalars each update step reports; their means over an update are summarized.
@@ -75,7 +75,7 @@ class Update:
         config = self._config
         sequences = nested.map(tf.stop_gradient, dict(
             sequences, value=value, return_=return_,
-            advantage=utility.normalize_valid_steps(advantage, length)))
+            advantage=advantages.normalize_valid_steps(advantage, length)))
         if self._is_recurrent:
             chunk_length, batch_size = config.chunk_length, config.batch_size
         else:
@@ -83,7 +83,7 @@ class Update:
                 name: tensor for name, tensor in sequences.items()
                 if name not in ('state', 'reset')}
             sequences = nested.map(
-                lambda tensor: utility.valid_steps(tensor, length)[:, None], sequences)
+                lambda tensor: advantages.valid_steps(tensor, length)[:, None], sequences)
             length = tf.ones(tf.shape(sequences['return_'])[:1], tf.int32)
             chunk_length, batch_size = None, config.minibatch_size
         # Built here, so the schedule follows the step that trains, also when
@@ -100,7 +100,7 @@ class Update:
             sequences, length, chunk_length, batch_size, config.update_epochs,
             padding_value=1, jit_compile=config.gradient_graph == 'xla_update')
         report = summaries.report_skipped_updates(metrics)
-        valid_steps = functools.partial(utility.valid_steps, length=length)
+        valid_steps = functools.partial(advantages.valid_steps, length=length)
         written = [
             summaries.scalar(f'training/{name}', mean)
             for name, mean in summaries.means(metrics).items()]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from agents.algorithms.ppo import advantages
 from agents.algorithms.ppo import losses
-from agents.algorithms.ppo import utility
 
 _DISCOUNT = 0.9
 _LAMBDA = 0.7
@@ -46,8 +46,8 @@ def _evaluate(function, *args, **kwargs):
 
 def _lambda_return(reward, value, length, discount, lambda_, bootstrap=None):
     """TD(lambda) return: the value plus the generalized advantage with the same lambda."""
-    advantage = utility.lambda_advantage(reward, value, length, discount, lambda_, bootstrap)
-    return advantage + utility.mask(tf.convert_to_tensor(value, advantage.dtype), length)
+    advantage = advantages.lambda_advantage(reward, value, length, discount, lambda_, bootstrap)
+    return advantage + advantages.mask(tf.convert_to_tensor(value, advantage.dtype), length)
 
 
 def _next_value(value, bootstrap, batch, step, length):
@@ -111,7 +111,7 @@ class TestAgainstReference:
         reward, _, bootstrap = _padded_batch(0)
         bootstrap = bootstrap if use_bootstrap else None
         result = _evaluate(
-            utility.discounted_return, reward, _LENGTH, _DISCOUNT, bootstrap=bootstrap)
+            advantages.discounted_return, reward, _LENGTH, _DISCOUNT, bootstrap=bootstrap)
         expected = _reference_discounted_return(reward, _LENGTH, _DISCOUNT, bootstrap)
         np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
 
@@ -119,7 +119,7 @@ class TestAgainstReference:
         reward, value, bootstrap = _padded_batch(2)
         bootstrap = bootstrap if use_bootstrap else None
         result = _evaluate(
-            utility.lambda_advantage, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
+            advantages.lambda_advantage, reward, value, _LENGTH, _DISCOUNT, _LAMBDA,
             bootstrap=bootstrap)
         expected = _reference_lambda_advantage(
             reward, value, _LENGTH, _DISCOUNT, _LAMBDA, bootstrap)
@@ -142,7 +142,7 @@ def test_lambda_return_limits():
         lambda reward, value, length, bootstrap: (
             _lambda_return(reward, value, length, _DISCOUNT, 1.0, bootstrap),
             _lambda_return(reward, value, length, _DISCOUNT, 0.0, bootstrap),
-            utility.discounted_return(reward, length, _DISCOUNT, bootstrap)),
+            advantages.discounted_return(reward, length, _DISCOUNT, bootstrap)),
         reward, value, _LENGTH, bootstrap)
     td_target = _reference_fixed_step_return(reward, value, _LENGTH, _DISCOUNT, 1, bootstrap)
     np.testing.assert_allclose(full, discounted, rtol=1e-5, atol=1e-5)
@@ -155,8 +155,8 @@ def test_results_are_constant_targets():
         value = tf.ones([2, 3])
         length = tf.constant([3, 2])
         results = [
-            utility.discounted_return(reward, length, _DISCOUNT),
-            utility.lambda_advantage(reward, value, length, _DISCOUNT, _LAMBDA),
+            advantages.discounted_return(reward, length, _DISCOUNT),
+            advantages.lambda_advantage(reward, value, length, _DISCOUNT, _LAMBDA),
         ]
         for result in results:
             assert result.shape.as_list() == [2, 3]
@@ -168,7 +168,7 @@ def test_mask_zeros_padding_of_any_rank():
     length = np.array([4, 1, 0], np.int32)
     for batch, sequence_length in enumerate(length):
         tensor[batch, :sequence_length] = 1.0
-    result = _evaluate(utility.mask, tensor, length)
+    result = _evaluate(advantages.mask, tensor, length)
     expected = (np.arange(4)[None, :, None] < length[:, None, None]).astype(np.float32)
     np.testing.assert_array_equal(result, np.broadcast_to(expected, tensor.shape))
 
@@ -176,7 +176,7 @@ def test_mask_zeros_padding_of_any_rank():
 def test_mask_and_mean_over_time_without_length_take_every_step():
     tensor = np.random.RandomState(0).normal(size=(3, 2)).astype(np.float32)
     full = np.full(3, 2, np.int32)
-    np.testing.assert_array_equal(_evaluate(utility.mask, tensor, None), tensor)
+    np.testing.assert_array_equal(_evaluate(advantages.mask, tensor, None), tensor)
     np.testing.assert_array_equal(
         _evaluate(losses.mean_over_time, tensor, None),
         _evaluate(losses.mean_over_time, tensor, full))
@@ -185,8 +185,8 @@ def test_mask_and_mean_over_time_without_length_take_every_step():
 def test_valid_steps_and_their_normalization_leave_out_the_padding():
     reward = np.nan_to_num(_padded_batch(0)[0], nan=1e3)
     valid = reward[np.arange(6)[None, :] < _LENGTH[:, None]]
-    np.testing.assert_allclose(_evaluate(utility.valid_steps, reward, _LENGTH), valid)
-    normalized = _evaluate(utility.normalize_valid_steps, reward, _LENGTH)
+    np.testing.assert_allclose(_evaluate(advantages.valid_steps, reward, _LENGTH), valid)
+    normalized = _evaluate(advantages.normalize_valid_steps, reward, _LENGTH)
     expected = (valid - valid.mean()) / (valid.std() + 1e-8)
     np.testing.assert_allclose(
         normalized[np.arange(6)[None, :] < _LENGTH[:, None]], expected, rtol=1e-5, atol=1e-6)
@@ -197,13 +197,13 @@ def test_bad_input_raises_clear_errors():
     with tf.Graph().as_default():
         reward, length = tf.zeros([2, 3]), tf.constant([3, 3])
         with pytest.raises(TypeError, match='Rewards must be floating'):
-            utility.discounted_return(tf.zeros([2, 3], tf.int32), length, _DISCOUNT)
+            advantages.discounted_return(tf.zeros([2, 3], tf.int32), length, _DISCOUNT)
         with pytest.raises(TypeError, match='Lengths must be integers'):
-            utility.discounted_return(reward, tf.zeros([2]), _DISCOUNT)
+            advantages.discounted_return(reward, tf.zeros([2]), _DISCOUNT)
         with pytest.raises(ValueError, match=r'shape \[batch, time\]'):
-            utility.discounted_return(tf.zeros([2, 3, 1]), length, _DISCOUNT)
+            advantages.discounted_return(tf.zeros([2, 3, 1]), length, _DISCOUNT)
         with pytest.raises(ValueError, match='mask needs'):
-            utility.mask(tf.zeros([2]), length)
+            advantages.mask(tf.zeros([2]), length)
 
 
 def test_rollout_advantage_stops_at_episode_ends_and_bootstraps_cut_ones():
@@ -221,7 +221,7 @@ def test_rollout_advantage_stops_at_episode_ends_and_bootstraps_cut_ones():
         following = error + discount * gae_lambda * (1 - done[0, t]) * following
         expected[t] = following
     with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
-        advantage = sess.run(utility.rollout_advantage(
+        advantage = sess.run(advantages.rollout_advantage(
             reward, value, next_value, terminated, done, discount, gae_lambda))
     np.testing.assert_allclose(advantage[0], expected, rtol=1e-6)
     # The terminated step ignores the value after it.
