@@ -1,4 +1,8 @@
-"""The shape of agents/scripts: what sits at its top, and an import graph without cycles."""
+"""The shape of agents: what sits at the top of agents/scripts, and imports that point down.
+
+The import graph has no cycle, and the model (`agents/algorithms`,
+`agents/parts`) and the tools know nothing of the commands.
+"""
 
 import ast
 import os
@@ -11,6 +15,8 @@ COMMANDS = {'train', 'visualize', 'plot', 'export', 'tune'}
 # The original's modules, and what a config names.
 TOP_LEVEL = {'configs', 'networks', 'utility', 'config_schema', 'registry', 'environments'}
 SUBPACKAGES = {'cli', 'tuning', 'serving', 'plotting'}
+# Packages below the commands: they import nothing of agents.scripts.
+BELOW_SCRIPTS = ('agents.algorithms', 'agents.parts', 'agents.tools')
 
 
 def _modules():
@@ -85,6 +91,14 @@ def test_imports_form_no_cycle_and_internals_import_no_command():
         and graph[module] & commands}
     # The tuning worker trains each trial's runs as the train command does.
     assert importing == {'agents.scripts.tuning.worker': ['agents.scripts.train']}
+
+
+def test_the_model_and_the_tools_import_nothing_of_the_scripts():
+    graph = _imports(_modules())
+    upward = {
+        module: sorted(each for each in imported if each.startswith('agents.scripts'))
+        for module, imported in graph.items() if module.startswith(BELOW_SCRIPTS)}
+    assert {module: imported for module, imported in upward.items() if imported} == {}
 
 
 def test_commands_the_tuning_worker_and_cli_load_no_tensorflow_when_imported():

@@ -8,10 +8,11 @@ import tensorflow as tf
 from agents import tools
 from agents.algorithms.ppo import ppo
 from agents.algorithms.ppo import testing
+from agents.scripts.registry import REGISTRY
 
 
 def test_update_changes_weights_once_memory_holds_update_every_episodes():
-    graph, (algo, is_training, _, step_op) = testing.graph(testing.config())
+    graph, (algo, is_training, _, step_op) = testing.graph(testing.config(REGISTRY))
     with graph.as_default():
         with testing.session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
@@ -27,7 +28,7 @@ def test_update_changes_weights_once_memory_holds_update_every_episodes():
 
 
 def test_evaluation_acts_greedily_and_does_not_learn():
-    graph, (algo, is_training, _, step_op) = testing.graph(testing.config())
+    graph, (algo, is_training, _, step_op) = testing.graph(testing.config(REGISTRY))
     with graph.as_default():
         observ = tf.constant(np.ones((2, 3), np.float32))
         action, _ = algo.perform(tf.range(2), observ)
@@ -44,7 +45,7 @@ def test_evaluation_acts_greedily_and_does_not_learn():
 
 
 def test_summaries_include_losses_when_logging():
-    graph, (_, is_training, should_log, step_op) = testing.graph(testing.config())
+    graph, (_, is_training, should_log, step_op) = testing.graph(testing.config(REGISTRY))
     with graph.as_default():
         with testing.session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
@@ -62,7 +63,7 @@ def test_summaries_include_losses_when_logging():
 
 def test_truncated_episode_bootstraps_from_its_last_observation():
     with tf.Graph().as_default():
-        config = testing.config(max_length=3)
+        config = testing.config(REGISTRY, max_length=3)
         truncated = tools.wrappers.LimitDuration(tools.MockEnvironment((3,), (2,), 9, 9), 3)
         terminated = tools.MockEnvironment((3,), (2,), 3, 3)
         batch_env = tools.InGraphBatchEnv(tools.BatchEnv([truncated, terminated], True))
@@ -83,7 +84,7 @@ def test_truncated_episode_bootstraps_from_its_last_observation():
 
 def test_rollouts_train_every_rollout_length_steps_across_episodes():
     config = testing.config(
-        rollout_length=4, objective='clip', gae_lambda=0.95, minibatch_size=4,
+        REGISTRY, rollout_length=4, objective='clip', gae_lambda=0.95, minibatch_size=4,
         update_epochs=1, value_clip=0.2, reward_normalization='return')
     # Episodes of 3 steps end inside the first rollout of 4 steps.
     not_yet = testing.train_steps(config, durations=(3, 3), steps=3)
@@ -95,7 +96,7 @@ def test_rollouts_train_every_rollout_length_steps_across_episodes():
 
 def test_evaluation_of_rollouts_stores_nothing_and_logs_only_acting():
     config = testing.config(
-        rollout_length=2, objective='clip', gae_lambda=0.95, minibatch_size=2)
+        REGISTRY, rollout_length=2, objective='clip', gae_lambda=0.95, minibatch_size=2)
     graph, (algo, is_training, should_log, step_op) = testing.graph(config)
     with graph.as_default():
         with testing.session() as sess:
@@ -115,7 +116,7 @@ def test_evaluation_of_rollouts_stores_nothing_and_logs_only_acting():
 def test_the_policy_sees_observations_clipped_to_five():
     seen = 5.0
     with tf.Graph().as_default():
-        config = testing.config()
+        config = testing.config(REGISTRY)
         space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
         observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32)
         policy = ppo.Policy(config, observation_space, space, tf.zeros(3))
@@ -138,7 +139,7 @@ def test_training_sees_scaled_rewards_clipped_to_ten(normalization, seen):
         algo = ppo.PPO(
             tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True)),
             tf.compat.v1.train.get_or_create_global_step(), tf.constant(True),
-            tf.constant(False), testing.config(reward_normalization=normalization))
+            tf.constant(False), testing.config(REGISTRY, reward_normalization=normalization))
         # Rewards whose spread is close to 1, so scaling leaves them almost as they are.
         update = algo._reward_filter.update(tf.constant([-1.0, 1.0]) / np.sqrt(2))
         scaled = algo._reward_filter.transform(tf.constant([100.0, -100.0, 0.5]))

@@ -12,8 +12,9 @@ import numpy as np
 import tensorflow as tf
 
 from agents import tools
+from agents.algorithms.ppo import config as ppo_config
 from agents.algorithms.ppo import ppo
-from agents.scripts import config_schema
+from agents.tools import schema
 
 # The graphs `graph` built last, by its arguments, oldest first. A PPO graph
 # holds tens of megabytes; tests next to each other share the few kept.
@@ -21,14 +22,33 @@ _GRAPHS = collections.OrderedDict()
 _GRAPHS_KEPT = 3
 
 
-def config(**overrides):
-    """A small PPO config; the environments are mocks, so `env` and `steps` only complete it."""
+def config(registry, max_length=5, steps=10, **overrides):
+    """A small PPO config: PPO's keys and its network's, checked by their schemas.
+
+    PPO's schema is `config.PPOConfig`; the network it names adds its own. Of a
+    run's keys, the config holds the two PPO reads; the environments are mocks.
+
+    Args:
+      registry: `tools.registry.Registry` that resolves the names of networks
+        and optimizers, as PPO's defaults give them, such as the commands'
+        `agents.scripts.registry.REGISTRY`, which the algorithm does not import.
+      max_length: Steps after which an episode is cut off: the memory's length.
+      steps: Environment steps of the run, where the learning rate schedule ends.
+      **overrides: Keys of PPO and of its network.
+
+    Raises:
+      ConfigError: If a key is unknown or a value invalid.
+
+    Returns:
+      Locked AttrDict of the keys.
+    """
     values = dict(
-        env='Pendulum-v1', steps=10, num_agents=2, update_every=2, update_epochs=2,
-        max_length=5, policy_layers=(8,), value_layers=(8,), chunk_length=None,
-        batch_size=None)
+        update_every=2, update_epochs=2, policy_layers=(8,), value_layers=(8,),
+        chunk_length=None, batch_size=None)
     values.update(overrides)
-    return config_schema.make(values)
+    return tools.AttrDict(
+        schema.check(ppo_config.PPOConfig, values, registry, 'PPO test config'),
+        max_length=max_length, steps=steps)
 
 
 class _DiscreteActions(gymnasium.ActionWrapper):

@@ -9,18 +9,20 @@ import pytest
 
 from agents.algorithms.ppo import testing
 from agents.parts import networks
+from agents.scripts.registry import REGISTRY
 from agents.tools import process_memory
 
 
 def test_recurrent_policy_trains_on_chunks():
-    config = testing.config(network=networks.recurrent_gaussian, chunk_length=2, batch_size=2)
+    config = testing.config(
+        REGISTRY, network=networks.recurrent_gaussian, chunk_length=2, batch_size=2)
     before, after = testing.weights_before_and_after_training(config, durations=(3, 5))
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
 
 
 def test_clipped_actions_train_to_finite_weights():
     # A wide policy sends most actions beyond the bounds, onto their probability mass.
-    config = testing.config(action_bounds=(-1.0, 1.0), init_std=3.0)
+    config = testing.config(REGISTRY, action_bounds=(-1.0, 1.0), init_std=3.0)
     before, after = testing.weights_before_and_after_training(config)
     assert any(not np.array_equal(a, b) for a, b in zip(before, after))
     assert all(np.isfinite(weight).all() for weight in after)
@@ -31,7 +33,8 @@ def test_kl_penalty_stays_within_its_bounds(kl_target, bound):
     # Episodes of two steps fill the memory every second step: 12 updates. A
     # target far above or below every change moves the penalty by 1.5 each time.
     config = testing.config(
-        kl_target=kl_target, kl_penalty_bounds=(0.5, 2.0), learning_rate=0.01, update_epochs=1)
+        REGISTRY, kl_target=kl_target, kl_penalty_bounds=(0.5, 2.0), learning_rate=0.01,
+        update_epochs=1)
     result = testing.train_steps(config, durations=(2, 2), steps=24)
     assert result['penalty'] == pytest.approx(bound)
 
@@ -41,9 +44,9 @@ def test_updates_train_with_the_scheduled_learning_rate(schedule, learning_rate)
     # Past the budget, the linear schedule holds its final value (its course
     # is tested in schedule_test.py).
     config = testing.config(
-        network=networks.recurrent_gaussian, chunk_length=3, batch_size=2, objective='clip',
-        learning_rate=1e-4, learning_rate_schedule=schedule, final_learning_rate=2e-5,
-        clip_ratio=0.2, steps=100)
+        REGISTRY, network=networks.recurrent_gaussian, chunk_length=3, batch_size=2,
+        objective='clip', learning_rate=1e-4, learning_rate_schedule=schedule,
+        final_learning_rate=2e-5, clip_ratio=0.2, steps=100)
     result = testing.train_steps(config, durations=(4, 5), steps=8, seed=0, global_step=120)
     assert result['summary']['training/learning_rate'] == pytest.approx(learning_rate)
     assert result['summary']['training/clip_ratio'] == pytest.approx(0.2)
@@ -60,7 +63,7 @@ def test_gradient_clipping_bounds_the_update():
     # learning rate times the clipped gradient.
     def update_size(max_gradient_norm):
         config = testing.config(
-            optimizer='gradient_descent', learning_rate=1.0, update_epochs=1,
+            REGISTRY, optimizer='gradient_descent', learning_rate=1.0, update_epochs=1,
             max_gradient_norm=max_gradient_norm)
         return _update_size(testing.train_steps(config, durations=(1, 1), steps=1, seed=0))
 
@@ -89,7 +92,8 @@ def test_every_gradient_graph_trains_alike(gradient_graph, network):
         dict(rollout_length=4, gae_lambda=0.95, minibatch_size=2, update_epochs=2), **network)
     plain, compiled = [
         testing.train_steps(
-            testing.config(gradient_graph=graph, **config), durations=(3, 3), steps=4, seed=2)
+            testing.config(REGISTRY, gradient_graph=graph, **config), durations=(3, 3), steps=4,
+            seed=2)
         for graph in ('function', gradient_graph)]
     # 8 steps in chunks of 2 or single steps, 2 at a time, twice.
     assert plain['summary']['training/update_steps'] == (4 if network else 8)
@@ -120,7 +124,7 @@ def test_update_on_short_episodes_touches_only_their_steps():
     # over the 6 real steps only, two at a time, and moves the weights alike.
     results = [
         testing.train_steps(
-            testing.config(max_length=max_length, minibatch_size=2, update_epochs=1),
+            testing.config(REGISTRY, max_length=max_length, minibatch_size=2, update_epochs=1),
             durations=(3, 3), steps=3, seed=1)
         for max_length in (5, 50)]
     for result in results:
@@ -144,8 +148,8 @@ def test_recurrent_replay_starts_from_the_policy_that_acted(network, collection)
     # from the wrong state or observations shows as a KL divergence.
     discrete = network is networks.recurrent_categorical
     config = testing.config(
-        network=network, chunk_length=3, batch_size=2, optimizer='gradient_descent',
-        learning_rate=1e-30, update_epochs=2, normalize_ranges=not discrete, **collection)
+        REGISTRY, network=network, chunk_length=3, batch_size=2, optimizer='gradient_descent',
+        learning_rate=1e-30, update_epochs=2, **collection)
     result = testing.train_steps(config, durations=(4, 5), steps=8, seed=0, discrete=discrete)
     assert result['summary']['training/update_steps'] >= 2
     assert result['summary']['training/kl'] < 1e-7
@@ -162,7 +166,7 @@ def test_each_update_step_sees_the_weights_of_the_step_before(network, gradient_
     # the update in all of its steps: the policy would not move away from the
     # one that acted, and KL and clipping could never act.
     config = testing.config(
-        network=network, learning_rate=1e-2, update_epochs=3, rollout_length=8,
+        REGISTRY, network=network, learning_rate=1e-2, update_epochs=3, rollout_length=8,
         gae_lambda=0.95, objective='clip', gradient_graph=gradient_graph,
         **(dict(chunk_length=4, batch_size=2, minibatch_size=None)
            if network is networks.recurrent_gaussian else dict(minibatch_size=4)))
