@@ -48,15 +48,15 @@ def profile_graph(config_name, runs):
     import tensorflow as tf
 
     from agents.scripts import environments
-    from agents.scripts import utility
-    config = utility.make_config(config_name)
+    from agents.scripts import run_api
+    config = run_api.make_config(config_name)
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
         try:
             op, is_training = collection_step(config, batch_env)
             floor = stepping_loop(batch_env)
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
                 floor_seconds = median_seconds_per_batch_step(sess, floor, runs)
@@ -112,7 +112,7 @@ def measure_collection(config_name, backend, modes, session_config=None, runs=20
       config_name: Name of a shipped config.
       backend: Environment backend, such as 'parallel' or 'inprocess'.
       modes: Any of 'acting' and 'training', measured in that order.
-      session_config: `ConfigProto` of the session; `utility.session_config()` if None.
+      session_config: `ConfigProto` of the session; `run_api.session_config()` if None.
       runs: Runs of the median of each mode.
 
     Returns:
@@ -124,15 +124,18 @@ def measure_collection(config_name, backend, modes, session_config=None, runs=20
     import tensorflow as tf
 
     from agents.scripts import environments
-    from agents.scripts import utility
-    config = utility.make_config(config_name)
+    try:
+        from agents.scripts import run_api
+    except ImportError:  # A checkout from before the run API (probes/collection_checkouts.py).
+        from agents.scripts import utility as run_api
+    config = run_api.make_config(config_name)
     result = {}
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), backend)
         try:
             op, is_training = collection_step(config, batch_env)
-            with tf.compat.v1.Session(config=session_config or utility.session_config()) as sess:
+            with tf.compat.v1.Session(config=session_config or run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
                 start = time.perf_counter()
@@ -214,9 +217,9 @@ def _part_of_step(node_name):
 def profile_environments(config_name, steps):
     """Microseconds of a batch step of the environments from Python, after each pause."""
     from agents.scripts import environments
-    from agents.scripts import utility
+    from agents.scripts import run_api
     from agents.tools import envs
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     batch_env = envs.make_batch_env(
         'parallel', environments.environment_constructors(config, config.num_agents),
         return_infos=False)

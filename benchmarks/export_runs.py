@@ -60,8 +60,8 @@ def export_and_play(task, run_dir, seed, out, episodes, run_file):
     """
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(run_dir, 'config.yaml')):
-        from agents.scripts import utility
-        utility.save_config(learning.run_config(learning.TASKS[task], seed), run_dir)
+        from agents.scripts import run_api
+        run_api.save_config(learning.run_config(learning.TASKS[task], seed), run_dir)
     with tempfile.TemporaryDirectory() as directory:
         policy = os.path.join(directory, 'policy')
         subprocess.run(

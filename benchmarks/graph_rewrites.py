@@ -10,7 +10,7 @@ counted), against TensorFlow's default set measured in the same invocation.
 Sets (`--variants`):
   default      TensorFlow's default optimizers (`GRAPH_OPTIMIZERS = None`).
   dependency   Dependency optimization only, in one pass: what the scripts
-               run (`agents.scripts.utility.GRAPH_OPTIMIZERS` and
+               run (`agents.scripts.run_api.GRAPH_OPTIMIZERS` and
                `GRAPH_OPTIMIZER_PASSES`).
   dependency2  Dependency optimization only, in TensorFlow's default two passes.
   none         No graph optimization at all.
@@ -33,8 +33,8 @@ VARIANTS = {
 
 def train_once(config_name, variant, phases):
     """Train `phases` phases of a config with a set of optimizers; their seconds."""
-    from agents.scripts import utility
-    utility.GRAPH_OPTIMIZERS, utility.GRAPH_OPTIMIZER_PASSES = VARIANTS[variant]
+    from agents.scripts import run_api
+    run_api.GRAPH_OPTIMIZERS, run_api.GRAPH_OPTIMIZER_PASSES = VARIANTS[variant]
     return phase_timing.train_phases(config_name, phases)
 
 

@@ -196,8 +196,8 @@ FIRST_TUNING_SEED = 100
 
 def run_config(task, seed, overrides=(), config_name=None):
     """The config of one of our runs: the shipped one (or another) at the task's protocol."""
-    from agents.scripts import utility
-    config = utility.make_config(config_name or task.config)
+    from agents.scripts import run_api
+    config = run_api.make_config(config_name or task.config)
     with config.unlocked():
         config.update(
             env=task.env, seed=seed, steps=task.budget, eval_every=task.eval_every,
@@ -219,8 +219,8 @@ def run_agents(task, seed, overrides, config_name=None, logdir=None):
     tensorflow_log.import_quietly()  # As the command line scripts load TensorFlow.
     from absl import logging
 
+    from agents.scripts import run_api
     from agents.scripts import train
-    from agents.scripts import utility
     logging.set_verbosity(logging.WARNING)
     config = run_config(task, seed, overrides, config_name)
     evaluations, train_seconds = [], 0.0
@@ -228,7 +228,7 @@ def run_agents(task, seed, overrides, config_name=None, logdir=None):
         if logdir is None:
             logdir = stack.enter_context(tempfile.TemporaryDirectory())
         else:
-            utility.save_config(config, logdir)
+            run_api.save_config(config, logdir)
         for result in train.train(config, logdir, 'parallel'):
             if result.phase == 'train':
                 train_seconds += result.seconds

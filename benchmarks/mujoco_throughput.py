@@ -60,8 +60,8 @@ PEAK_SIZE = 2048
 
 
 def _cheetah_config(steps, eval_every):
-    from agents.scripts import utility
-    config = utility.make_config(CONFIG)
+    from agents.scripts import run_api
+    config = run_api.make_config(CONFIG)
     with config.unlocked():
         config.update(ZOO_SCHEDULE)
         config.update(steps=steps, eval_every=eval_every, eval_episodes=1, seed=0)
@@ -98,11 +98,11 @@ def matmul_peak():
     """GFLOP/s of a float32 matmul of PEAK_SIZE, the best of 5 runs, with the scripts' session."""
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
     with tf.Graph().as_default():
         matrix = tf.Variable(tf.random.normal([PEAK_SIZE, PEAK_SIZE]))
         product = tf.reduce_sum(tf.matmul(matrix, matrix))
-        with tf.compat.v1.Session(config=utility.session_config()) as sess:
+        with tf.compat.v1.Session(config=run_api.session_config()) as sess:
             sess.run(matrix.initializer)
             sess.run(product)
             seconds = []

@@ -49,10 +49,10 @@ def train_phases(config_name, phases, **overrides):
     """
     from absl import logging
 
+    from agents.scripts import run_api
     from agents.scripts import train
-    from agents.scripts import utility
     logging.set_verbosity(logging.WARNING)
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     steps = PHASE_STEPS[config_name]
     with config.unlocked():
         config.update(seed=0, steps=steps * phases, eval_every=steps, eval_episodes=1)

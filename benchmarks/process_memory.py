@@ -82,13 +82,13 @@ def measure_training(config_name, steps, release):
     tensorflow_log.import_quietly()
     from absl import logging
 
+    from agents.scripts import run_api
     from agents.scripts import train
-    from agents.scripts import utility
     from agents.tools import process_memory
     if not release:
         process_memory.release_free_memory = lambda: False
     logging.set_verbosity(logging.WARNING)
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     with config.unlocked():
         config.update(steps=steps, eval_every=steps)
     with tempfile.TemporaryDirectory() as logdir, learning.MemorySampler(

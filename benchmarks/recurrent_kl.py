@@ -29,15 +29,19 @@ OVERRIDES = dict(
     network='recurrent_gaussian', rollout_length=None, update_every=8, chunk_length=50,
     batch_size=16, minibatch_size=None)
 
-# Runs in the checkout under test; it must offer train.train and utility.make_config.
+# Runs in the checkout under test; it must offer train.train and make_config.
 _TRAIN = '''
 import json, sys
 from absl import logging
-from agents.scripts import registry, train, utility
+from agents.scripts import registry, train
+try:
+    from agents.scripts import run_api
+except ImportError:  # A checkout from before the run API.
+    from agents.scripts import utility as run_api
 logging.set_verbosity(logging.WARNING)
 overrides = json.loads(sys.argv[1])
 overrides['network'] = registry.REGISTRY.find('network', overrides['network']).value
-config = utility.make_config('pendulum')
+config = run_api.make_config('pendulum')
 with config.unlocked():
     config.update(overrides)
 for _ in train.train(config, sys.argv[2], 'parallel'):

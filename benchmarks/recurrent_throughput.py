@@ -35,10 +35,10 @@ def training_rate(config_name, steps, phases, mask):
     """
     from absl import logging
 
+    from agents.scripts import run_api
     from agents.scripts import train
-    from agents.scripts import utility
     logging.set_verbosity(logging.WARNING)
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     with config.unlocked():
         # One evaluation after each phase, which is not timed.
         config.update(
@@ -60,13 +60,13 @@ def main():
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--out', default=RESULTS)
     args = parser.parse_args()
-    from agents.scripts import utility
+    from agents.scripts import run_api
     rates = {name: [] for pair in PAIRS for name in pair}
     first = {name: [] for pair in PAIRS for name in pair}
     load = [os.getloadavg()[0]]
     for _ in range(args.rounds):
         for recurrent, feed_forward in PAIRS:
-            mask = utility.make_config(recurrent).observation_mask
+            mask = run_api.make_config(recurrent).observation_mask
             for name in (recurrent, feed_forward):
                 rate, extra = training_rate(name, args.steps, args.phases, mask)
                 rates[name].append(rate)

@@ -28,12 +28,12 @@ import tensorflow as tf
 
 from agents import tools
 from agents.scripts import environments
-from agents.scripts import utility
+from agents.scripts import run_api
 
 
 def pendulum_config(num_envs):
     """The pendulum config with `num_envs` environments."""
-    config = utility.make_config('pendulum')
+    config = run_api.make_config('pendulum')
     with config.unlocked():
         config.num_agents = num_envs
     return config
@@ -55,11 +55,11 @@ def measure_batchppo(config, updates, backend, steps_per_run, is_training=True):
     num_envs = config.num_agents
     steps_per_update = config.rollout_length * num_envs
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, num_envs), backend)
         try:
             loop = tools.Loop(None)
-            graph = utility.define_simulation_graph(batch_env, config.algorithm, config, loop)
+            graph = run_api.define_simulation_graph(batch_env, config.algorithm, config, loop)
             loop.add_phase(
                 'train', graph.done, graph.score, graph.summary, steps=steps_per_update,
                 feed={graph.is_training: is_training}, steps_per_run=steps_per_run)

@@ -90,13 +90,13 @@ def measure(minibatch_size, repeats):
     """GFLOP/s of the bare gradient steps and the matmul peak, each the best of its runs."""
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
     tf.compat.v1.disable_eager_execution()
     with tf.Graph().as_default():
         loop, steps = products_loop(minibatch_size)
         flops = steps * mujoco_throughput.gradient_step_flops(
             mujoco_throughput.OBSERV_SIZE, mujoco_throughput.ACTION_SIZE, minibatch_size)
-        with tf.compat.v1.Session(config=utility.session_config()) as session:
+        with tf.compat.v1.Session(config=run_api.session_config()) as session:
             session.run(tf.compat.v1.global_variables_initializer())
             session.run(loop)  # Compiles.
             rates, peaks = [], []

@@ -11,7 +11,7 @@ and conditional kernels run. So by default (`gradient_graph='function'`)
 PPO computes each step's loss and gradients in a function call of its own
 (`PPO._loss_and_gradients`). Grappler's function optimizer would inline that
 call again; the scripts' session config
-(`utility.session_config()`, which both parts use) runs only the dependency
+(`run_api.session_config()`, which both parts use) runs only the dependency
 optimizer.
 
 Two parts (`--parts`):
@@ -63,7 +63,7 @@ def time_mechanism(variant, steps=MECHANISM_STEPS, repeats=3):
     import tensorflow as tf
 
     from agents import tools
-    from agents.scripts import utility
+    from agents.scripts import run_api
     tf.compat.v1.disable_eager_execution()
     random = np.random.default_rng(0)
     inputs = tf.constant(random.normal(size=(512, 17)), tf.float32)
@@ -102,7 +102,7 @@ def time_mechanism(variant, steps=MECHANISM_STEPS, repeats=3):
             lambda index, _: index < steps, gradient_step, (0, 0.0), parallel_iterations=1)[1]
 
     loop = tools.ordered_cond(tf.constant(True), train, lambda: 0.0, as_function=True)
-    with tf.compat.v1.Session(config=utility.session_config()) as session:
+    with tf.compat.v1.Session(config=run_api.session_config()) as session:
         session.run(tf.compat.v1.global_variables_initializer())
         session.run(loop)
         seconds = []

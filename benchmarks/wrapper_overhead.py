@@ -36,7 +36,7 @@ import numpy as np
 import reporting
 
 from agents.scripts import environments
-from agents.scripts import utility
+from agents.scripts import run_api
 
 BUILDS = ('raw env', 'gym.make', 'our stack')
 
@@ -50,7 +50,7 @@ def builds(config_name):
     Returns:
       The Gymnasium id and a dict from build name to constructor.
     """
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     ours = environments.environment_constructors(config, 1)[0]
     return config.env, {
         'raw env': lambda: gym.make(config.env).unwrapped,

@@ -120,7 +120,7 @@ def reference_page():
 def _check_environment_id(env, kwargs):
     # Gymnasium's id `module:EnvId` names the module that registers it. A saved
     # configuration imports no code, so the module must be imported already: by
-    # the config function (utility.make_config) or with --register.
+    # the config function (run_api.make_config) or with --register.
     module = env.rpartition(':')[0]
     if module and module not in sys.modules:
         raise schema.ConfigError(

@@ -10,7 +10,7 @@ from agents.scripts import config_schema
 from agents.scripts import configs
 from agents.scripts import environments
 from agents.scripts import registry
-from agents.scripts import utility
+from agents.scripts import run_api
 from agents.tools.schema import ConfigError
 
 registry.register('env', pendulum.PendulumEnv, name='schema_test_pendulum')
@@ -95,8 +95,8 @@ def test_env_kwargs_reach_the_task_and_survive_the_saved_config(tmp_path):
     values = configs.pendulum()
     values.update(env_kwargs={'g': 2.5}, seed=1)
     config = config_schema.make(values)
-    utility.save_config(config, str(tmp_path))
-    loaded = utility.load_config(str(tmp_path))
+    run_api.save_config(config, str(tmp_path))
+    loaded = run_api.load_config(str(tmp_path))
     assert loaded.env_kwargs == {'g': 2.5}
     env = environments.environment_constructors(loaded, 1)[0]()
     assert env.unwrapped.g == 2.5

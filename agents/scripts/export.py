@@ -78,13 +78,13 @@ def main(argv):
 def _export(logdir, outdir, checkpoint):
     """Export the run in `logdir` as the flags say; the description of what it wrote."""
     from agents.scripts import registry
-    from agents.scripts import utility
+    from agents.scripts import run_api
     from agents.scripts.serving import saved_policy
 
     registry.import_modules(FLAGS.register)
-    config = utility.load_config(logdir)
+    config = run_api.load_config(logdir)
     return saved_policy.export(
-        config, logdir, outdir, utility.resolve_checkpoint(logdir, checkpoint), FLAGS.format,
+        config, logdir, outdir, run_api.resolve_checkpoint(logdir, checkpoint), FLAGS.format,
         FLAGS.force)
 
 

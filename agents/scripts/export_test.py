@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from agents.scripts import configs
+from agents.scripts import run_api
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts.cli import tensorflow_log_test
 from agents.tools import checkpoints
 
@@ -25,8 +25,8 @@ def tiny_cartpole():
 @pytest.fixture(scope='module')
 def run(tmp_path_factory):
     logdir = str(tmp_path_factory.mktemp('export') / 'run')
-    config = utility.make_config(f'{__name__}:tiny_cartpole')
-    utility.save_config(config, logdir)
+    config = run_api.make_config(f'{__name__}:tiny_cartpole')
+    run_api.save_config(config, logdir)
     list(train.train(config, logdir, 'inprocess'))
     return logdir
 
@@ -80,7 +80,7 @@ def _umask():
 
 def _run_without_checkpoint(tmp_path):
     logdir = tmp_path / 'empty-run'
-    utility.save_config(utility.make_config('pendulum'), str(logdir))
+    run_api.save_config(run_api.make_config('pendulum'), str(logdir))
     return logdir
 
 

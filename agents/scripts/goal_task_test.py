@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from agents.scripts import registry
+from agents.scripts import run_api
 from agents.scripts import train
 from agents.scripts import train_test
-from agents.scripts import utility
 
 
 class GoalPoint(gymnasium.Env):
@@ -96,7 +96,7 @@ def text_goal_config():
 
 def _train(config_function, logdir=None):
     return list(train.train(
-        utility.make_config(f'{__name__}:{config_function.__name__}'), logdir, 'inprocess'))
+        run_api.make_config(f'{__name__}:{config_function.__name__}'), logdir, 'inprocess'))
 
 
 @pytest.mark.integration

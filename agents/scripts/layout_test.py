@@ -12,8 +12,9 @@ import sys
 AGENTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(AGENTS, 'scripts')
 COMMANDS = {'train', 'visualize', 'plot', 'export', 'tune'}
-# The original's modules, and what a config names.
-TOP_LEVEL = {'configs', 'networks', 'utility', 'config_schema', 'registry', 'environments'}
+# The original's modules, what a config names, and the run API the commands share.
+TOP_LEVEL = {
+    'configs', 'networks', 'utility', 'config_schema', 'registry', 'environments', 'run_api'}
 SUBPACKAGES = {'cli', 'tuning', 'serving', 'plotting'}
 # Packages below the commands: they import nothing of agents.scripts.
 BELOW_SCRIPTS = ('agents.algorithms', 'agents.parts', 'agents.tools')

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from agents.scripts import configs
+from agents.scripts import run_api
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts.serving import saved_policy
 
 pytest.importorskip('popgym')
@@ -27,8 +27,8 @@ def tiny_mine_sweeper():
 @pytest.mark.integration
 def test_a_popgym_task_trains_resumes_and_exports_a_policy_of_its_spaces(tmp_path):
     logdir = str(tmp_path / 'run')
-    config = utility.make_config(f'{__name__}:tiny_mine_sweeper')
-    utility.save_config(config, logdir)
+    config = run_api.make_config(f'{__name__}:tiny_mine_sweeper')
+    run_api.save_config(config, logdir)
     first = list(train.train(config, logdir, 'inprocess'))
     assert [(each.phase, each.step) for each in first] == [
         ('train', 128), ('eval', 128), ('train', 256), ('eval', 256)]

@@ -40,7 +40,7 @@ def _add_phases(loop, graph, config):
 
     Args:
       loop: Loop without phases.
-      graph: The simulation graph from `utility.define_simulation_graph` for the loop.
+      graph: The simulation graph from `run_api.define_simulation_graph` for the loop.
       config: Configuration with `eval_every`, `eval_episodes` and `steps_per_run`.
     """
     train_steps = eval_interval(config)
@@ -85,7 +85,7 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
     Args:
       config: Configuration AttrDict.
       logdir: Run directory for checkpoints and summaries, or None.
-      env_backend: Where environments run, see `utility.define_batch_env`.
+      env_backend: Where environments run, see `run_api.define_batch_env`.
       backend_options: Dict of options for the environment backend.
       resume: Restore a checkpoint in `logdir` and continue from its step.
       checkpoint: Path prefix of the checkpoint to resume from; the newest that
@@ -101,32 +101,32 @@ def train(config, logdir, env_backend='parallel', backend_options=None, resume=F
 
     from agents import tools
     from agents.scripts import environments
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     if resume and checkpoint is None:
-        utility.check_resumable(logdir)
+        run_api.check_resumable(logdir)
     if not config.rollout_length and config.update_every % config.num_agents:
         logging.warning(
             'The number of agents (%d) should divide the episodes per update (%d).',
             config.num_agents, config.update_every)
     with interrupts.raised_on(), tf.Graph().as_default(), tf.device('/cpu:0'):
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), env_backend,
             timeout=config.env_timeout, **(backend_options or {}))
         try:
             loop = tools.Loop(logdir)
-            graph = utility.define_simulation_graph(batch_env, config.algorithm, config, loop)
+            graph = run_api.define_simulation_graph(batch_env, config.algorithm, config, loop)
             _add_phases(loop, graph, config)
             # Environment, episode and memory variables are not stored: the
             # environments' Python state is not checkpointed, so a resumed run
             # starts new episodes.
             store = None
             if logdir:
-                store = utility.define_checkpoints(
+                store = run_api.define_checkpoints(
                     logdir, config.keep_checkpoints, config.checkpoint_seconds,
                     exclude=(r'.*_temporary.*',))
-            with utility.SignalSafeSession(config=utility.session_config()) as sess:
-                utility.initialize_variables(sess, store, checkpoint, resume)
+            with run_api.SignalSafeSession(config=run_api.session_config()) as sess:
+                run_api.initialize_variables(sess, store, checkpoint, resume)
                 try:  # From here on, stopping for any reason stores a checkpoint.
                     logging.info(
                         'Training from step %d to %d.', sess.run(graph.step), int(config.steps))
@@ -228,7 +228,7 @@ def _run(flag_values):
     """Prepare and train the run of the flags; a failure or a stop ends it with one line."""
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     logging.set_verbosity(logging.INFO)
     logdir = config = None
@@ -239,7 +239,7 @@ def _run(flag_values):
             with _removed_if_it_fails_without_checkpoint(logdir, not resume):
                 _train_with_progress(
                     config, logdir, backend, backend_options, resume,
-                    utility.resolve_checkpoint(logdir, flag_values.checkpoint))
+                    run_api.resolve_checkpoint(logdir, flag_values.checkpoint))
     except ConfigError as error:
         command_line.exit_with(str(error))
     except KeyboardInterrupt:  # interrupts.Interrupted, or a backend's wait stopped by it.
@@ -269,7 +269,7 @@ def prepare_run(flag_values):
       Tuple of the run directory, whether the run resumes, and the configuration.
     """
     from agents.scripts import registry
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     registry.import_modules(flag_values.register)
     logdir, resume = run_directory(flag_values.logdir, flag_values.config, flag_values.timestamp)
@@ -277,8 +277,8 @@ def prepare_run(flag_values):
         if not resume:
             raise ConfigError(
                 f'--checkpoint resumes a run, but there is no run {logdir} to resume.')
-        utility.resolve_checkpoint(logdir, flag_values.checkpoint)
-    config = utility.load_config(logdir) if resume else utility.make_config(flag_values.config)
+        run_api.resolve_checkpoint(logdir, flag_values.checkpoint)
+    config = run_api.load_config(logdir) if resume else run_api.make_config(flag_values.config)
     if flag_values.env_timeout is not None:
         with config.unlocked():
             config.env_timeout = flag_values.env_timeout
@@ -296,7 +296,7 @@ def _create_run_directory(logdir, config):
     Raises:
       ConfigError: If the directory or the file cannot be written.
     """
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     try:
         os.makedirs(logdir)
@@ -305,7 +305,7 @@ def _create_run_directory(logdir, config):
             f'Cannot create the run directory {logdir}: {error.strerror}. Pass a --logdir '
             f'you can write to.') from None
     try:
-        utility.save_config(config, logdir)
+        run_api.save_config(config, logdir)
     except OSError as error:
         shutil.rmtree(logdir, ignore_errors=True)
         raise ConfigError(

@@ -18,8 +18,8 @@ import tensorflow as tf
 from agents.parts import networks
 from agents.scripts import configs
 from agents.scripts import environments
+from agents.scripts import run_api
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts.cli import tensorflow_log_test
 from agents.tools import checkpoints
 
@@ -81,12 +81,12 @@ unknown_task = _tiny_pendulum_with(env='Pendulm-v1')
 
 
 def _train(config_function, logdir, **kwargs):
-    config = utility.make_config(f'{__name__}:{config_function.__name__}')
+    config = run_api.make_config(f'{__name__}:{config_function.__name__}')
     return list(train.train(config, logdir, 'inprocess', **kwargs))
 
 
 def _tiny_config(**changes):
-    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    config = run_api.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
         config.update(changes)
     return config
@@ -165,7 +165,7 @@ def test_resume_continues_from_the_checkpointed_step(short_run, tmp_path):
     shutil.copytree(short_run(tiny_pendulum)[1], tmp_path, dirs_exist_ok=True)
     reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path)))
     assert reader.get_tensor('global_step') == 800
-    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    config = run_api.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
         config.steps = 1600  # Two more cycles of training and evaluation.
     results = list(train.train(config, str(tmp_path), 'inprocess', resume=True))
@@ -176,7 +176,7 @@ def test_resume_continues_from_the_checkpointed_step(short_run, tmp_path):
 @pytest.mark.integration
 def test_short_pendulum_run_improves_its_score():
     # The shipped config, cut to three evaluations 5k training steps apart.
-    config = utility.make_config('pendulum')
+    config = run_api.make_config('pendulum')
     with config.unlocked():
         config.update(steps=15360, eval_every=5120)
     evaluations = [
@@ -188,9 +188,9 @@ def test_short_pendulum_run_improves_its_score():
 def test_resume_without_checkpoint_is_refused_before_anything_is_built(tmp_path, monkeypatch):
     def build_nothing(*args, **kwargs):
         raise AssertionError('environments built for a run with nothing to resume')
-    monkeypatch.setattr(utility, 'define_batch_env', build_nothing)
-    config = utility.make_config(f'{__name__}:tiny_pendulum')
-    with pytest.raises(utility.ConfigError, match=(
+    monkeypatch.setattr(run_api, 'define_batch_env', build_nothing)
+    config = run_api.make_config(f'{__name__}:tiny_pendulum')
+    with pytest.raises(run_api.ConfigError, match=(
             f'^No checkpoint in {re.escape(str(tmp_path))}. Pass --checkpoint=')):
         list(train.train(config, str(tmp_path), 'inprocess', resume=True))
 
@@ -198,15 +198,15 @@ def test_resume_without_checkpoint_is_refused_before_anything_is_built(tmp_path,
 @pytest.mark.integration
 def test_same_seed_gives_same_first_observations_and_actions():
     def first_steps(seed):
-        config = utility.make_config(f'{__name__}:tiny_pendulum')
+        config = run_api.make_config(f'{__name__}:tiny_pendulum')
         with config.unlocked():
             config.seed = seed
         with tf.Graph().as_default():
-            batch_env = utility.define_batch_env(
+            batch_env = run_api.define_batch_env(
                 environments.environment_constructors(config, 4), 'inprocess')
-            graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
+            graph = run_api.define_simulation_graph(batch_env, config.algorithm, config)
             feed = {graph.is_training: True, graph.should_log: False, graph.force_reset: False}
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 observations, actions = [], []
                 for _ in range(3):
@@ -422,9 +422,9 @@ def test_timestamp_names_a_new_run_or_resumes_an_existing_one(tmp_path):
     other, resume = train.run_directory(logdir, 'my.module:cartpole', 'seed0')
     assert (other, resume) == (os.path.join(logdir, 'seed0-my.module.cartpole'), False)
     os.makedirs(other)
-    with pytest.raises(utility.ConfigError, match='Several runs .* pass --config'):
+    with pytest.raises(run_api.ConfigError, match='Several runs .* pass --config'):
         train.run_directory(logdir, None, 'seed0')
-    with pytest.raises(utility.ConfigError, match='No run seed1-\\* .* pass --config'):
+    with pytest.raises(run_api.ConfigError, match='No run seed1-\\* .* pass --config'):
         train.run_directory(logdir, None, 'seed1')
     run, resume = train.run_directory(logdir, 'pendulum', None)
     assert os.path.basename(run).endswith('-pendulum') and not resume
@@ -439,7 +439,7 @@ def test_run_directory_names_are_safe_on_every_file_system():
 @pytest.mark.integration
 def test_short_run_with_environments_on_ray(tmp_path):
     ray = pytest.importorskip('ray', reason='the Ray backend needs pip install -e ".[ray]"')
-    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    config = run_api.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
         config.steps = 400  # One cycle of training and evaluation.
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -455,7 +455,7 @@ def test_short_run_with_environments_on_ray(tmp_path):
 @pytest.mark.integration
 def test_short_run_with_environments_in_envpool(tmp_path):
     pytest.importorskip('envpool', reason='the envpool backend needs pip install -e ".[envpool]"')
-    config = utility.make_config(f'{__name__}:tiny_pendulum')
+    config = run_api.make_config(f'{__name__}:tiny_pendulum')
     with config.unlocked():
         config.steps = 400  # One cycle of training and evaluation.
     results = list(train.train(config, str(tmp_path), 'envpool', {}))
@@ -466,12 +466,12 @@ def test_short_run_with_environments_in_envpool(tmp_path):
 # A program of the user's own that trains through the library, as benchmarks do.
 LIBRARY_PROGRAM = """
 import sys
-from agents.scripts import train, utility
+from agents.scripts import run_api, train
 from agents.scripts.cli import interrupts
 
 if __name__ == '__main__':
-    config = utility.make_config('agents.scripts.train_test:long_tiny_pendulum')
-    utility.save_config(config, sys.argv[1])
+    config = run_api.make_config('agents.scripts.train_test:long_tiny_pendulum')
+    run_api.save_config(config, sys.argv[1])
     try:
         for result in train.train(config, sys.argv[1], 'parallel', dict(num_workers=1)):
             print(f'Step {result.step}, phase {result.phase}.', file=sys.stderr, flush=True)
@@ -511,14 +511,14 @@ def test_sigterm_stores_a_restorable_checkpoint_and_leaves_nothing(
     assert not _processes_in_session(session)  # Workers and forkserver ended too.
     # The segment was freed by the run, not by multiprocessing's resource tracker.
     assert not any('leaked' in line for line in lines), '\n'.join(lines[-30:])
-    config = utility.load_config(run)
+    config = run_api.load_config(run)
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'inprocess')
-        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-        store = utility.define_checkpoints(run)
-        with tf.compat.v1.Session(config=utility.session_config()) as sess:
-            assert utility.initialize_variables(sess, store, resume=True) == checkpoint
+        graph = run_api.define_simulation_graph(batch_env, config.algorithm, config)
+        store = run_api.define_checkpoints(run)
+        with tf.compat.v1.Session(config=run_api.session_config()) as sess:
+            assert run_api.initialize_variables(sess, store, resume=True) == checkpoint
             assert sess.run(graph.step) == int(checkpoint.rsplit('-', 1)[1])
         batch_env.close()
 
@@ -563,8 +563,8 @@ def test_a_truncated_newest_checkpoint_falls_back_and_checkpoint_chooses(tmp_pat
 @pytest.mark.integration
 def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path, caplog):
     logdir = str(tmp_path)
-    with pytest.raises(utility.ConfigError, match='has no best checkpoint .*--checkpoint='):
-        utility.resolve_checkpoint(logdir, 'best')
+    with pytest.raises(run_api.ConfigError, match='has no best checkpoint .*--checkpoint='):
+        run_api.resolve_checkpoint(logdir, 'best')
     config = _tiny_config(keep_checkpoints=1, eval_every=200)
     evaluations = [result for result in train.train(config, logdir, 'inprocess')
                    if result.phase == 'eval']
@@ -572,13 +572,13 @@ def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path
     record = checkpoints.read_best(logdir)
     assert (record['step'], record['score']) == (best.step, pytest.approx(best.score))
     assert record['score_std'] == pytest.approx(best.score_std)
-    assert utility.resolve_checkpoint(logdir, 'best') == record['checkpoint']
+    assert run_api.resolve_checkpoint(logdir, 'best') == record['checkpoint']
     assert _checkpoint_files(tmp_path) == ['model.ckpt-800.data-00000-of-00001',
                                            'model.ckpt-800.index']
     caplog.set_level('INFO', logger='absl')  # Whatever verbosity an earlier test left.
     results = list(train.train(
         _tiny_config(keep_checkpoints=1, eval_every=200, steps=1000), logdir, 'inprocess',
-        resume=True, checkpoint=utility.resolve_checkpoint(logdir, 'best')))
+        resume=True, checkpoint=run_api.resolve_checkpoint(logdir, 'best')))
     assert f'Restored checkpoint {record["checkpoint"]}.' in caplog.messages
     assert results[0].step == best.step + 200
 
@@ -598,7 +598,7 @@ def _flags(tmp_path, **values):
 ])
 def test_a_bad_config_is_refused_before_the_run_directory_exists(
         tmp_path, config_function, message):
-    with pytest.raises(utility.ConfigError) as error:
+    with pytest.raises(run_api.ConfigError) as error:
         train.prepare_run(_flags(tmp_path, config=f'{__name__}:{config_function}'))
     assert message in str(error.value) and '\n' not in str(error.value)
     assert not os.path.exists(tmp_path / 'logs')
@@ -615,7 +615,7 @@ def _unwritable_directory(tmp_path):
 def test_an_unwritable_logdir_is_refused_and_nothing_is_created(tmp_path):
     (tmp_path / 'a-file').write_text('')
     for logdir in (_unwritable_directory(tmp_path), str(tmp_path / 'a-file' / 'logs')):
-        with pytest.raises(utility.ConfigError, match='Cannot create the run directory .*: .*'
+        with pytest.raises(run_api.ConfigError, match='Cannot create the run directory .*: .*'
                                                       'Pass a --logdir you can write to'):
             train.prepare_run(_flags(tmp_path, logdir=logdir, config=f'{__name__}:tiny_pendulum'))
         assert not os.path.exists(logdir)
@@ -629,19 +629,19 @@ def test_a_broken_config_file_is_refused_and_the_run_is_kept(tmp_path, content, 
     run = tmp_path / 'logs' / 'seed0-pendulum'
     run.mkdir(parents=True)
     (run / 'config.yaml').write_bytes(content)
-    with pytest.raises(utility.ConfigError, match=message):
+    with pytest.raises(run_api.ConfigError, match=message):
         train.prepare_run(_flags(tmp_path, timestamp='seed0'))
     assert os.listdir(run) == ['config.yaml'] and (run / 'config.yaml').read_bytes() == content
 
 
 def test_checkpoint_flag_needs_an_existing_run_and_checkpoint(tmp_path):
-    with pytest.raises(utility.ConfigError, match='--checkpoint resumes a run'):
+    with pytest.raises(run_api.ConfigError, match='--checkpoint resumes a run'):
         train.prepare_run(_flags(
             tmp_path, config=f'{__name__}:tiny_pendulum', checkpoint='model.ckpt-5'))
     assert not os.path.exists(tmp_path / 'logs')
     run, _, _ = train.prepare_run(_flags(
         tmp_path, config=f'{__name__}:tiny_pendulum', timestamp='seed0'))
-    with pytest.raises(utility.ConfigError, match='No checkpoint .*model.ckpt-5: pass the path'):
+    with pytest.raises(run_api.ConfigError, match='No checkpoint .*model.ckpt-5: pass the path'):
         train.prepare_run(_flags(tmp_path, timestamp='seed0', checkpoint=f'{run}/model.ckpt-5'))
 
 

@@ -63,7 +63,7 @@ def _tune(space):
       space: The space file's specs (`space_file.load`), or None for the default space.
     """
     from agents.scripts import registry
-    from agents.scripts import utility
+    from agents.scripts import run_api
     from agents.scripts.tuning import search_space
     from agents.scripts.tuning import studies
 
@@ -75,7 +75,7 @@ def _tune(space):
             registry.import_modules(FLAGS.register)
             dimensions = search_space.resolve(
                 space, FLAGS.config, FLAGS.space and f'space file {FLAGS.space}')
-            base = utility.make_config(FLAGS.config)
+            base = run_api.make_config(FLAGS.config)
             settings = dict(
                 config=FLAGS.config, steps=FLAGS.steps or int(base.steps),
                 seeds=[int(seed) for seed in FLAGS.seeds], last_evals=FLAGS.last_evals,

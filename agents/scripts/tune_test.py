@@ -12,7 +12,7 @@ import threading
 import optuna
 import pytest
 
-from agents.scripts import utility
+from agents.scripts import run_api
 from agents.scripts.cli import tensorflow_log_test
 from agents.scripts.tuning import search_space
 from agents.scripts.tuning import studies
@@ -90,7 +90,7 @@ def test_command_runs_parallel_trials_resumes_after_ctrl_c_and_writes_the_best_c
     sys.path.insert(0, logdir)
     try:
         module = importlib.import_module('best_config')
-        config = utility.make_config('best_config:tiny_pendulum_tuned')
+        config = run_api.make_config('best_config:tiny_pendulum_tuned')
     finally:
         sys.path.remove(logdir)
         sys.modules.pop('best_config', None)

@@ -135,7 +135,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
       num_episodes: Number of episodes to record.
       checkpoint: Checkpoint path prefix to restore; 'best' for that of the run's best
         evaluation; the newest of the run if None.
-      env_backend: Where environments run, see `utility.define_batch_env`.
+      env_backend: Where environments run, see `run_api.define_batch_env`.
       backend_options: Dict of options for the environment backend.
 
     Raises:
@@ -149,7 +149,7 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
     """
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     for name, value in (('num_agents', num_agents), ('num_episodes', num_episodes)):
         if value < 1:
@@ -164,13 +164,13 @@ def visualize(logdir, outdir, num_agents=1, num_episodes=5, checkpoint=None,
         _recording_environment(config, index, outdir, range(index, num_episodes, num_agents))
         for index in range(num_agents)]
     with tf.Graph().as_default(), tf.device('/cpu:0'):
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             constructors, env_backend, timeout=config.env_timeout, **(backend_options or {}))
         try:
-            graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-            store = utility.define_checkpoints(logdir, exclude=(r'.*_temporary.*',))
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
-                utility.initialize_variables(sess, store, checkpoint, resume=True)
+            graph = run_api.define_simulation_graph(batch_env, config.algorithm, config)
+            store = run_api.define_checkpoints(logdir, exclude=(r'.*_temporary.*',))
+            with tf.compat.v1.Session(config=run_api.session_config()) as sess:
+                run_api.initialize_variables(sess, store, checkpoint, resume=True)
                 _run_episodes(sess, graph, num_agents, num_episodes)
             episodes = [
                 episode for index in range(num_agents) for episode in batch_env[index].episodes]
@@ -190,19 +190,19 @@ def _load_run(logdir, checkpoint):
     """
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     if not os.path.isfile(os.path.join(logdir, 'config.yaml')):
         raise ConfigError(
             f'No config.yaml in {logdir}: pass --logdir=the directory of one run, such as '
             f'<logdir>/<timestamp>-<config>.')
-    config = utility.load_config(logdir)
+    config = run_api.load_config(logdir)
     if checkpoint is None:
         if tf.train.latest_checkpoint(logdir) is None:
             raise ConfigError(
                 f'No checkpoint in {logdir}: train the run until it stores one, or pass '
                 f'--checkpoint=<path prefix such as {logdir}/model.ckpt-1000>.')
-    return config, utility.resolve_checkpoint(logdir, checkpoint)
+    return config, run_api.resolve_checkpoint(logdir, checkpoint)
 
 
 def _recording_environment(config, index, outdir, episode_numbers):

@@ -8,15 +8,15 @@ import sys
 import gymnasium as gym
 import pytest
 
+from agents.scripts import run_api
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts import visualize
 from agents.scripts.cli import tensorflow_log_test
 
 
 def _train_tiny_run(logdir):
     """Train a few steps of pendulum, storing the config and a checkpoint in `logdir`."""
-    config = utility.make_config('pendulum')
+    config = run_api.make_config('pendulum')
     with config.unlocked():
         config.num_agents = 2
         config.update_every = 2
@@ -24,7 +24,7 @@ def _train_tiny_run(logdir):
         config.max_length = 20
         config.steps = 80
         config.update_epochs = 1
-    utility.save_config(config, logdir)
+    run_api.save_config(config, logdir)
     for _ in train.train(config, logdir, 'inprocess'):
         pass
 
@@ -77,23 +77,23 @@ def test_recorder_needs_rendered_frames(tmp_path):
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     logdir = str(tmp_path / 'run')
-    utility.save_config(utility.make_config('pendulum'), logdir)
-    with pytest.raises(utility.ConfigError, match='No checkpoint in .*--checkpoint='):
+    run_api.save_config(run_api.make_config('pendulum'), logdir)
+    with pytest.raises(run_api.ConfigError, match='No checkpoint in .*--checkpoint='):
         visualize.visualize(logdir, str(tmp_path / 'videos'))
-    with pytest.raises(utility.ConfigError, match='has no best checkpoint'):
+    with pytest.raises(run_api.ConfigError, match='has no best checkpoint'):
         visualize.visualize(logdir, str(tmp_path / 'videos'), checkpoint='best')
-    with pytest.raises(utility.ConfigError, match='No checkpoint .*missing'):
+    with pytest.raises(run_api.ConfigError, match='No checkpoint .*missing'):
         visualize.visualize(logdir, str(tmp_path / 'videos'),
                             checkpoint=os.path.join(logdir, 'missing'))
 
 
 def test_missing_run_directory_is_a_clear_error(tmp_path):
-    with pytest.raises(utility.ConfigError, match='No config.yaml in .*--logdir='):
+    with pytest.raises(run_api.ConfigError, match='No config.yaml in .*--logdir='):
         visualize.visualize(str(tmp_path / 'no_run'), str(tmp_path / 'videos'))
 
 
 def test_envpool_backend_is_refused_as_it_cannot_render(tmp_path):
-    with pytest.raises(utility.ConfigError, match='envpool backend cannot render'):
+    with pytest.raises(run_api.ConfigError, match='envpool backend cannot render'):
         visualize.visualize(str(tmp_path), str(tmp_path / 'videos'), env_backend='envpool')
 
 

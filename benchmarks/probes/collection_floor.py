@@ -11,7 +11,7 @@ a process of its own, alternating:
 
 - `python`: `ParallelBatchEnv.step` back to back from Python, zero actions;
 - `graph`: the floor, `InGraphBatchEnv.simulate` in a `tf.while_loop` of 16
-  steps, zero actions, in a session with `utility.session_config()`; besides
+  steps, zero actions, in a session with `run_api.session_config()`; besides
   the time per batch step, it times each call of the batch's `step` inside
   the loop and the gap between one call's end and the next one's start (the
   call into Python, checks of the results, stores and the loop);
@@ -68,9 +68,9 @@ class _TimedSteps:
 
 def _batch_env(config_name, spin_seconds):
     from agents.scripts import environments
-    from agents.scripts import utility
+    from agents.scripts import run_api
     from agents.tools import envs
-    config = utility.make_config(config_name)
+    config = run_api.make_config(config_name)
     return envs.make_batch_env(
         'parallel', environments.environment_constructors(config, config.num_agents),
         return_infos=False, spin_seconds=spin_seconds)
@@ -98,14 +98,14 @@ def time_graph(config_name, spin_seconds, empty, runs=150):
     import tensorflow as tf
 
     from agents import tools
-    from agents.scripts import utility
+    from agents.scripts import run_api
     timed = _TimedSteps(_batch_env(config_name, spin_seconds))
     try:
         with tf.Graph().as_default():
             batch_env = tools.InGraphBatchEnv(timed)
             loop = (_empty_loop(batch_env) if empty
                     else collection_profile.stepping_loop(batch_env))
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
                 for _ in range(10):

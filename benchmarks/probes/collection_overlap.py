@@ -47,8 +47,8 @@ WAYS = ('simulate', 'in_turn', 'overlapped')
 
 
 def _config(name):
-    from agents.scripts import utility
-    config = utility.make_config(name)
+    from agents.scripts import run_api
+    config = run_api.make_config(name)
     with config.unlocked():
         # Longer rollouts than the timed steps: no update while timing.
         config.rollout_length = 4096
@@ -149,11 +149,11 @@ def time_collection(config_name, way, runs):
 
     from agents import tools
     from agents.scripts import environments
-    from agents.scripts import utility
+    from agents.scripts import run_api
     config = _config(config_name)
     with tf.Graph().as_default():
         tf.compat.v1.set_random_seed(0)
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
         executor = concurrent.futures.ThreadPoolExecutor(1)
         try:
@@ -164,7 +164,7 @@ def time_collection(config_name, way, runs):
                 op = tools.simulate(batch_env, algo, False, False, steps_per_run=STEPS_PER_RUN)
             else:
                 op = _halves_loop(batch_env, algo, executor if way == 'overlapped' else None)
-            with tf.compat.v1.Session(config=utility.session_config()) as sess:
+            with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 for _ in range(WARMUP_RUNS):
                     sess.run(op)

@@ -1,8 +1,8 @@
 r"""Probe: what does Grappler's second pass cost a short training run?
 
 The scripts' sessions run Grappler's dependency optimizer only
-(`utility.GRAPH_OPTIMIZERS`). TensorFlow's default is two passes of it over
-each graph; `utility.GRAPH_OPTIMIZER_PASSES` makes it one. Grappler runs at the
+(`run_api.GRAPH_OPTIMIZERS`). TensorFlow's default is two passes of it over
+each graph; `run_api.GRAPH_OPTIMIZER_PASSES` makes it one. Grappler runs at the
 first `session.run` of each new set of fetches, so a short run (a test, a
 tuning trial that is pruned, the start of any run) pays for it several times.
 This probe measures, in a process of its own for each setting, alternating:
@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import phase_timing  # noqa: E402  pylint: disable=wrong-import-position
 import reporting  # noqa: E402  pylint: disable=wrong-import-position
 
-# Setting -> (optimizers, passes) of `agents.scripts.utility`.
+# Setting -> (optimizers, passes) of `agents.scripts.run_api`.
 SETTINGS = {
     'dependency, one pass': (('dependency',), 1),
     'dependency, two passes': (('dependency',), 2),
@@ -50,21 +50,21 @@ def measure(setting):
 
     from agents import tools  # pylint: disable=import-outside-toplevel
     from agents.scripts import environments  # pylint: disable=import-outside-toplevel
+    from agents.scripts import run_api  # pylint: disable=import-outside-toplevel
     from agents.scripts import train  # pylint: disable=import-outside-toplevel
-    from agents.scripts import utility  # pylint: disable=import-outside-toplevel
 
-    utility.GRAPH_OPTIMIZERS, utility.GRAPH_OPTIMIZER_PASSES = SETTINGS[setting]
-    config = utility.make_config('agents.scripts.train_test:tiny_pendulum')
+    run_api.GRAPH_OPTIMIZERS, run_api.GRAPH_OPTIMIZER_PASSES = SETTINGS[setting]
+    config = run_api.make_config('agents.scripts.train_test:tiny_pendulum')
     list(train.train(config, tempfile.mkdtemp(), 'inprocess'))
     start = time.process_time()
     list(train.train(config, tempfile.mkdtemp(), 'inprocess'))
     train_call = time.process_time() - start
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(
+        batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'inprocess')
-        utility.define_simulation_graph(batch_env, config.algorithm, config, tools.Loop(None))
+        run_api.define_simulation_graph(batch_env, config.algorithm, config, tools.Loop(None))
         constant = tf.constant(1.0) + 2.0
-        with tf.compat.v1.Session(config=utility.session_config()) as sess:
+        with tf.compat.v1.Session(config=run_api.session_config()) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             start = time.perf_counter()
             sess.run(constant)

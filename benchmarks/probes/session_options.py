@@ -4,7 +4,7 @@ A collection step runs hundreds of small operations, so how the session
 optimizes and executes the graph could matter as much as the operations
 themselves. This probe builds a config's collection step (`cheetah` unless
 --config says otherwise; the `parallel` backend, or `inprocess`) in a
-session with `utility.session_config()`, the scripts' options, and with one
+session with `run_api.session_config()`, the scripts' options, and with one
 option changed from there:
 
 - `pruned`: place and optimize only the part of the graph each set of
@@ -59,8 +59,8 @@ UNTRACED = ('single_threaded', 'functional')
 
 def session_config(option):
     """The scripts' session options with one option changed."""
-    from agents.scripts import utility
-    config = utility.session_config()
+    from agents.scripts import run_api
+    config = run_api.session_config()
     for group, name, value in OPTIONS[option]:
         setattr(getattr(config, group), name, value)
     return config

@@ -15,8 +15,8 @@ import tensorflow as tf
 from agents.parts import networks
 from agents.scripts import configs
 from agents.scripts import environments
+from agents.scripts import run_api
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts.serving import saved_policy
 from agents.tools.schema import ConfigError
 
@@ -74,8 +74,8 @@ def runs(tmp_path_factory):
     for name in _CONFIGS:
         directory = tmp_path_factory.mktemp(name)
         logdir, outdir = str(directory / 'run'), str(directory / 'policy')
-        config = utility.make_config(f'{__name__}:{name}')
-        utility.save_config(config, logdir)
+        config = run_api.make_config(f'{__name__}:{name}')
+        run_api.save_config(config, logdir)
         list(train.train(config, logdir, 'inprocess'))
         saved_policy.export(config, logdir, outdir)
         trained[name] = config, logdir, outdir, _trainer_steps(config, logdir)
@@ -120,11 +120,11 @@ def _trainer_steps(config, logdir, num_agents=3, num_steps=60):
             observation_mask=config.observation_mask)
         for index in range(num_agents)]
     with tf.Graph().as_default():
-        batch_env = utility.define_batch_env(constructors, 'inprocess')
-        graph = utility.define_simulation_graph(batch_env, config.algorithm, config)
-        store = utility.define_checkpoints(logdir)
-        with tf.compat.v1.Session(config=utility.session_config()) as sess:
-            utility.initialize_variables(sess, store, resume=True)
+        batch_env = run_api.define_batch_env(constructors, 'inprocess')
+        graph = run_api.define_simulation_graph(batch_env, config.algorithm, config)
+        store = run_api.define_checkpoints(logdir)
+        with tf.compat.v1.Session(config=run_api.session_config()) as sess:
+            run_api.initialize_variables(sess, store, resume=True)
             feed = {graph.is_training: False, graph.should_log: False, graph.force_reset: True}
             for _ in range(num_steps):
                 sess.run(graph.done, feed)
@@ -299,7 +299,7 @@ def _policy_without_mode(config, action_space, observations, length, state=None)
 ])
 def test_a_run_that_cannot_be_exported_is_refused_and_leaves_nothing(
         tmp_path, config_name, changes, formats, message):
-    config = utility.make_config(f'{__name__}:{config_name}')
+    config = run_api.make_config(f'{__name__}:{config_name}')
     with config.unlocked():
         config.update(changes)
     with pytest.raises(ConfigError, match=message):

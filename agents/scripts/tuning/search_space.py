@@ -21,7 +21,7 @@ import json
 
 from agents.scripts import config_schema
 from agents.scripts import registry
-from agents.scripts import utility
+from agents.scripts import run_api
 from agents.scripts.cli import config_names
 from agents.tools import schema
 from agents.tools.schema import ConfigError
@@ -137,7 +137,7 @@ def resolve(specs, config_name, source=None):
     Returns:
       Tuple of `Dimension`s, sorted by key.
     """
-    base = utility.make_config(config_name)
+    base = run_api.make_config(config_name)
     if specs is None:
         specs = {key: spec for key, spec in DEFAULT.items()
                  if key not in _USED_WHEN or _USED_WHEN[key](base)}

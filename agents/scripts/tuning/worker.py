@@ -161,7 +161,7 @@ def _train_trial(trial, record, job, settings, dimensions):
     Raises:
       optuna.TrialPruned: If the pruner stops the trial after an evaluation.
     """
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     overrides = {dimension.key: dimension.sample(trial) for dimension in dimensions}
     overrides['steps'] = settings['steps']
@@ -172,7 +172,7 @@ def _train_trial(trial, record, job, settings, dimensions):
             dict(overrides, seed=seed))
         evaluations = record.evaluations.setdefault(os.path.basename(logdir), [])
         trial.set_user_attr('evaluations', record.evaluations)
-        config = utility.load_config(logdir)
+        config = run_api.load_config(logdir)
         if job['env_timeout'] is not None:
             with config.unlocked():
                 config.env_timeout = job['env_timeout']
@@ -229,15 +229,15 @@ def _prepare_run(base, config_name, timestamp, overrides):
     """
     import tensorflow as tf
 
-    from agents.scripts import utility
+    from agents.scripts import run_api
 
     logdir, exists = train.run_directory(base, config_name, timestamp)
     if exists and tf.train.latest_checkpoint(logdir):
         return logdir, True
-    config = utility.make_config(config_name, overrides)
+    config = run_api.make_config(config_name, overrides)
     if exists:  # Stopped before its first checkpoint: nothing to continue.
         shutil.rmtree(logdir)
-    utility.save_config(config, logdir)
+    run_api.save_config(config, logdir)
     return logdir, False
 
 

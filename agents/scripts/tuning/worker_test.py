@@ -7,7 +7,7 @@ import optuna
 import pytest
 
 from agents.scripts import configs
-from agents.scripts import utility
+from agents.scripts import run_api
 from agents.scripts.tuning import report
 from agents.scripts.tuning import search_space
 from agents.scripts.tuning import studies
@@ -71,7 +71,7 @@ def test_trial_below_the_median_is_pruned_and_keeps_its_checkpoint(tmp_path):
     run = tmp_path / name
     assert run.name == f'trial0001_seed100-{__name__}.tiny_pendulum'
     assert (run / 'model.ckpt-100.index').exists()
-    config = utility.load_config(str(run))  # An ordinary run that train.py resumes.
+    config = run_api.load_config(str(run))  # An ordinary run that train.py resumes.
     # Sampled floats are rounded to three significant digits.
     assert config.seed == 100
     assert config.learning_rate == float(f'{trial.params["learning_rate"]:.3g}')
