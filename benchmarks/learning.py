@@ -438,8 +438,8 @@ def run_worker(args):
     """Run one training run and write its results as JSON."""
     task = TASKS[args.task]
     if args.library in ('agents', CONTROL):
-        overrides = {key: json.loads(value) for key, value in (
-            each.split('=', 1) for each in args.set)}
+        from agents.scripts.cli import config_yaml
+        overrides = config_yaml.read_assignments(args.set)
         config_name = task.control if args.library == CONTROL else None
         logdir = args.logs and os.path.join(
             args.logs, f'{args.library}-{args.task}-{args.seed}')
@@ -712,7 +712,8 @@ def main():
     parser.add_argument('--no-sb3', dest='no_sb3', action='store_true',
                         help='Run no SB3 at all.')
     parser.add_argument('--set', action='append', default=[],
-                        help='Config override key=json_value for our runs (experiments).')
+                        help='Config override KEY=VALUE for our runs (experiments), the value '
+                        'read as YAML, as by train --set.')
     parser.add_argument('--out', default=RESULTS)
     parser.add_argument('--report', action='store_true',
                         help='Tabulate and plot the finished runs only; start none.')

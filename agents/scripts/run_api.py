@@ -52,20 +52,22 @@ def make_config(name, overrides=None):
     Args:
       name: Config function in configs.py, or `module:function`.
       overrides: Dict of keys to set over those of the config function, checked
-        like them.
+        like them, such as those of `--set`.
 
     Raises:
-      ConfigError: If there is no such configuration or it is invalid.
+      ConfigError: If there is no such configuration or it is invalid; its
+        message names the keys of `overrides`.
     """
     values = config_names.find(name)()
     values.update(overrides or {})
+    source = f'config {name}' + (f' with {", ".join(overrides)} set' if overrides else '')
     # A config function is code the user runs: like Gymnasium, an env id
     # `module:EnvId` imports its module, which registers the id.
     try:
         environments.import_environment_module(values.get('env'))
     except ValueError as error:
-        raise ConfigError(f'config {name}: {error}') from None
-    return config_schema.make(values, f'config {name}')
+        raise ConfigError(f'{source}: {error}') from None
+    return config_schema.make(values, source)
 
 
 def save_config(config, logdir):

@@ -8,9 +8,12 @@ writes the run directory `<logdir>/<timestamp>-<config>/` with `config.yaml`,
 checkpoints, and TensorBoard summaries of the `train` and `eval` phases. The
 timestamp names the run, as in the original BatchPPO: `--timestamp=T` starts
 a new run `T-<config>`, or resumes the run of that name if it exists.
+`--set KEY=VALUE`, repeatable, sets a key of a new run's config, the value
+read as YAML as in `config.yaml` (`--set steps=2e6`); a resumed run keeps the
+keys of its `config.yaml`, so `--set` there must agree with them.
 
-The command checks its flags, and the name of a new run's config, before
-TensorFlow loads, which takes seconds: TensorFlow and the modules that import
+The command checks its flags, the name of a new run's config and the form of
+`--set`, before TensorFlow loads, which takes seconds: TensorFlow and the modules that import
 it are imported inside the functions that use them.
 """
 
@@ -28,6 +31,7 @@ from absl import logging
 
 from agents.scripts.cli import command_line
 from agents.scripts.cli import config_names
+from agents.scripts.cli import config_yaml
 from agents.scripts.cli import interrupts
 from agents.scripts.cli import progress as progress_lib
 from agents.scripts.cli import tensorflow_log
@@ -202,24 +206,26 @@ def main(argv):
     """Train as the flags say; exit with one line saying what to fix or what stopped it."""
     del argv  # Unused.
     try:
-        check_config_name(FLAGS)
+        check_flags(FLAGS)
     except ConfigError as error:
         command_line.exit_with(str(error))
     tensorflow_log.import_quietly()
     _run(FLAGS)
 
 
-def check_config_name(flag_values):
-    """Refuse a new run of a config that configs.py does not have, before TensorFlow loads.
+def check_flags(flag_values):
+    """Refuse flags that cannot start or resume a run, before TensorFlow loads.
 
     Args:
       flag_values: The parsed flags of `define_flags`.
 
     Raises:
       ConfigError: If the flags start a new run of a config that configs.py
-        does not have, or name no run to resume.
+        does not have, name no run to resume, or `--set` something other than
+        KEY=VALUE.
     """
     _, resume = run_directory(flag_values.logdir, flag_values.config, flag_values.timestamp)
+    config_yaml.read_assignments(flag_values.set)
     if not resume:
         config_names.check(flag_values.config)
 
@@ -278,7 +284,12 @@ def prepare_run(flag_values):
             raise ConfigError(
                 f'--checkpoint resumes a run, but there is no run {logdir} to resume.')
         run_api.resolve_checkpoint(logdir, flag_values.checkpoint)
-    config = run_api.load_config(logdir) if resume else run_api.make_config(flag_values.config)
+    overrides = config_yaml.read_assignments(flag_values.set)
+    if resume:
+        config = run_api.load_config(logdir)
+        _check_unchanged(config, overrides, logdir)
+    else:
+        config = run_api.make_config(flag_values.config, overrides)
     if flag_values.env_timeout is not None:
         with config.unlocked():
             config.env_timeout = flag_values.env_timeout
@@ -288,6 +299,32 @@ def prepare_run(flag_values):
         _create_run_directory(logdir, config)
         logging.info('Starting run %s.', logdir)
     return logdir, resume, config
+
+
+def _check_unchanged(config, overrides, logdir):
+    """Refuse `--set` values that differ from those of the run being resumed.
+
+    A resumed run keeps its `config.yaml`, so the command that started a run
+    with `--set` resumes it, and a different value is refused rather than
+    ignored.
+
+    Raises:
+      ConfigError: Naming the first key whose value differs, or is unknown.
+    """
+    from agents.scripts import config_schema
+    from agents.scripts import registry
+
+    path = os.path.join(logdir, 'config.yaml')
+    checked = config_schema.make({**config, **overrides}, f'{path} with --set')
+    changed = [key for key in overrides if checked[key] != config[key]]
+    if changed:
+        key = changed[0]
+        new, old = (registry.REGISTRY.name_of(value) or value
+                    for value in (checked[key], config[key]))
+        raise ConfigError(
+            f'--set {key}={new!r} differs from {key}: {old!r} in {path}, the config of the run '
+            f'being resumed. Edit that file to change it, or start a new run without '
+            f'--timestamp.')
 
 
 def _create_run_directory(logdir, config):
@@ -396,6 +433,10 @@ def define_flags():
         'timestamp', None, 'Name of the run: a new one starts a run of that name, an '
         'existing one resumes that run from its newest checkpoint. Letters, digits, "." '
         'and "_"; the current time if unset.')
+    flags.DEFINE_multi_string(
+        'set', [], 'KEY=VALUE: set a config key of a new run, the value read as YAML as in '
+        'config.yaml, such as --set steps=2e6; repeat for more keys. Saved in config.yaml; on '
+        'a resumed run it must agree with that file.')
     flags.DEFINE_string(
         'checkpoint', None, 'Resume the run from this checkpoint path prefix (such as '
         '<run>/model.ckpt-10000), or from that of its best evaluation (best), instead of '

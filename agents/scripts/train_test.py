@@ -392,7 +392,11 @@ def test_command_line_ends_a_failed_environment_with_its_cause(tmp_path, user_pa
     (['--logdir=logs', '--timestamp=a:b'], 'flag --timestamp=a:b: use letters, digits'),
     (['--logdir=logs'], 'pass --config=NAME for a new run or --timestamp=T to resume one'),
     (['--logdir=logs', '--config=pendulum', '--num_workers=0'], 'num_workers'),
-    (['--logdir=logs', '--config=pendulum', 'steps=2000'], "Unexpected argument 'steps=2000'"),
+    (['--logdir=logs', '--config=pendulum', 'steps=2000'], "Unexpected argument 'steps=2000': "
+     'flags start with "--" (see --help), and config keys such as steps are set with --set'),
+    (['--logdir=logs', '--config=pendulum', '--set=steps'], "--set 'steps' is not KEY=VALUE"),
+    (['--logdir=logs', '--config=pendulum', '--set=policy_layers=[64'],
+     "--set policy_layers: cannot read '[64' as a YAML value: "),
     (['--logdir=logs', '--config=pendulm'],
      "Unknown config 'pendulm' (did you mean 'pendulum'?). Choose one of: ant, "),
 ])
@@ -586,7 +590,7 @@ def test_the_best_evaluation_keeps_its_checkpoint_and_resumes_with_best(tmp_path
 def _flags(tmp_path, **values):
     """The flags of train.py as parsed, with `values` set."""
     defaults = dict(logdir=str(tmp_path / 'logs'), config=None, timestamp=None, register=[],
-                    checkpoint=None, env_timeout=None)
+                    checkpoint=None, env_timeout=None, set=[])
     return types.SimpleNamespace(**dict(defaults, **values))
 
 
@@ -601,6 +605,30 @@ def test_a_bad_config_is_refused_before_the_run_directory_exists(
     with pytest.raises(run_api.ConfigError) as error:
         train.prepare_run(_flags(tmp_path, config=f'{__name__}:{config_function}'))
     assert message in str(error.value) and '\n' not in str(error.value)
+    assert not os.path.exists(tmp_path / 'logs')
+
+
+def test_set_changes_keys_of_a_new_run_which_resumes_with_them(tmp_path):
+    assignments = ['steps=2e3', 'policy_layers=[8, 8]', 'env=Pendulum-v1']
+    run, resume, config = train.prepare_run(_flags(
+        tmp_path, config=f'{__name__}:tiny_pendulum', timestamp='seed0', set=assignments))
+    assert not resume and config.steps == 2000 and config.policy_layers == (8, 8)
+    with open(os.path.join(run, 'config.yaml')) as file_:
+        assert 'steps: 2000\n' in file_.read()
+    # The command that started the run resumes it; another value is refused.
+    _, resume, resumed = train.prepare_run(_flags(tmp_path, timestamp='seed0', set=assignments))
+    assert resume and resumed == config
+    with pytest.raises(run_api.ConfigError, match=(
+            r'^--set steps=3000 differs from steps: 2000 in .*/config.yaml, the config of the '
+            r'run being resumed. Edit that file')):
+        train.prepare_run(_flags(tmp_path, timestamp='seed0', set=['steps=3e3']))
+
+
+def test_set_of_an_unknown_key_is_refused_before_the_run_directory_exists(tmp_path):
+    with pytest.raises(run_api.ConfigError) as error:
+        train.prepare_run(_flags(tmp_path, config='pendulum', set=['stesp=2e6']))
+    assert str(error.value) == (
+        "Invalid config pendulum with stesp set: unknown key 'stesp' (did you mean 'steps'?).")
     assert not os.path.exists(tmp_path / 'logs')
 
 

@@ -71,9 +71,10 @@ def parse_flags(argv):
         exit_with(str(error))
     if len(arguments) > 1:
         # absl would pass them to main, which has no use for them.
+        setting = 'with --set steps=VALUE or ' if 'set' in flags.FLAGS else ''
         exit_with(
             f'Unexpected argument {arguments[1]!r}: flags start with "--" (see --help), and '
-            f'config keys such as steps are set in a config function '
+            f'config keys such as steps are set {setting}in a config function '
             f'(--config=module:function, see docs/training.md).')
     return arguments
 
