@@ -350,9 +350,10 @@ class PPO:
     def _normalized_observ_histograms(self, observ):
         """Histograms of the normalized observations: of each Box part in a nest."""
         normalized = self._observ_filter.transform(observ)
-        if not isinstance(normalized, (tuple, dict)):
+        structure = spaces.leaf_spaces(self._batch_env.observation_space)
+        if isinstance(structure, gymnasium.spaces.Box):
             return [summaries.histogram('experience/normalized_observ', normalized)]
-        parts = nested.flatten(spaces.leaf_spaces(self._batch_env.observation_space))
+        parts = nested.flatten(structure)
         return [
             summaries.histogram(f'experience/normalized_observ_{index}', part)
             for index, (space, part) in enumerate(zip(parts, nested.flatten(normalized)))
