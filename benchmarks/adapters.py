@@ -32,8 +32,8 @@ import sys
 import time
 
 import gymnasium
+from lib import reporting
 import numpy as np
-import reporting
 
 from agents import tools
 from agents.tools import envs

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-import reporting
+from lib import reporting
 
 DEFAULT = 'ParallelBatchEnv (default)'
 SYNC = 'gymnasium SyncVectorEnv'

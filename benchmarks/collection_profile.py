@@ -33,13 +33,10 @@ Writes collection_profile.md and .json (collection_profile_<config>.md and
 import argparse
 import collections
 import os
-import time
 
-import numpy as np
-import reporting
+from lib import collection
+from lib import reporting
 
-STEPS_PER_RUN = 16
-PAUSES = (0.0, 300e-6, 500e-6)
 PARTS = {'perform': 'the policy acting', 'environment': 'the environment step'}
 
 
@@ -54,19 +51,20 @@ def profile_graph(config_name, runs):
         batch_env = run_api.define_batch_env(
             environments.environment_constructors(config, config.num_agents), 'parallel')
         try:
-            op, is_training = collection_step(config, batch_env)
-            floor = stepping_loop(batch_env)
+            op, is_training = collection.collection_step(config, batch_env)
+            floor = collection.stepping_loop(batch_env)
             with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
-                floor_seconds = median_seconds_per_batch_step(sess, floor, runs)
-                seconds = median_seconds_per_batch_step(sess, op, runs)
+                floor_seconds = collection.median_seconds_per_batch_step(sess, floor, runs)
+                seconds = collection.median_seconds_per_batch_step(sess, op, runs)
                 metadata = tf.compat.v1.RunMetadata()
                 sess.run(op, options=tf.compat.v1.RunOptions(
                     trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
                 training = {is_training: True}
-                training_seconds = median_seconds_per_batch_step(sess, op, 4 * runs, training)
-                training_operations = traced_operations(sess, op, training)
+                training_seconds = collection.median_seconds_per_batch_step(
+                    sess, op, 4 * runs, training)
+                training_operations = collection.traced_operations(sess, op, training)
         finally:
             batch_env.close()
     micros, counts, parts = collections.Counter(), collections.Counter(), collections.Counter()
@@ -74,9 +72,9 @@ def profile_graph(config_name, runs):
         for node in device.node_stats:
             label = node.timeline_label
             kind = label.split('=')[-1].split('(')[0].strip() if '=' in label else node.node_name
-            micros[kind] += node.all_end_rel_micros / STEPS_PER_RUN
-            counts[kind] += 1 / STEPS_PER_RUN
-            parts[_part_of_step(node.node_name)] += 1 / STEPS_PER_RUN
+            micros[kind] += node.all_end_rel_micros / collection.STEPS_PER_RUN
+            counts[kind] += 1 / collection.STEPS_PER_RUN
+            parts[_part_of_step(node.node_name)] += 1 / collection.STEPS_PER_RUN
     return dict(
         num_agents=config.num_agents, batch_step_micros=seconds * 1e6,
         env_steps_per_second=config.num_agents / seconds,
@@ -86,115 +84,6 @@ def profile_graph(config_name, runs):
         floor_batch_step_micros=floor_seconds * 1e6,
         floor_env_steps_per_second=config.num_agents / floor_seconds,
         op_micros=dict(micros), op_counts=dict(counts), part_op_counts=dict(parts))
-
-
-def collection_step(config, batch_env):
-    """The training graph's collection, `STEPS_PER_RUN` steps per run, and its `is_training`.
-
-    Whether to train, log and reset are fed, as in a training run, so the graph
-    is the one training runs; it acts and does not log unless fed otherwise.
-    """
-    import tensorflow as tf
-
-    from agents import tools
-    is_training, log, reset = (
-        tf.compat.v1.placeholder_with_default(False, (), name) for name in (
-            'is_training', 'log', 'reset'))
-    algo = config.algorithm(
-        batch_env, tf.compat.v1.train.get_or_create_global_step(), is_training, log, config)
-    return tools.simulate(batch_env, algo, log, reset, STEPS_PER_RUN), is_training
-
-
-def measure_collection(config_name, backend, modes, session_config=None, runs=200):
-    """Time one config's collection step in a new graph and session.
-
-    Args:
-      config_name: Name of a shipped config.
-      backend: Environment backend, such as 'parallel' or 'inprocess'.
-      modes: Any of 'acting' and 'training', measured in that order.
-      session_config: `ConfigProto` of the session; `run_api.session_config()` if None.
-      runs: Runs of the median of each mode.
-
-    Returns:
-      Dict with `first_run`, the seconds of the session's first run of the
-      step (acting, with the graph's optimization and instantiation), and
-      for each mode the `operations` and microseconds (`batch_step`) per
-      batch step.
-    """
-    import tensorflow as tf
-
-    from agents.scripts import environments
-    try:
-        from agents.scripts import run_api
-    except ImportError:  # A checkout from before the run API (probes/collection_checkouts.py).
-        from agents.scripts import utility as run_api
-    config = run_api.make_config(config_name)
-    result = {}
-    with tf.Graph().as_default():
-        batch_env = run_api.define_batch_env(
-            environments.environment_constructors(config, config.num_agents), backend)
-        try:
-            op, is_training = collection_step(config, batch_env)
-            with tf.compat.v1.Session(config=session_config or run_api.session_config()) as sess:
-                sess.run(tf.compat.v1.global_variables_initializer())
-                sess.run(batch_env.reset())
-                start = time.perf_counter()
-                sess.run(op)
-                result['first_run'] = time.perf_counter() - start
-                for mode in modes:
-                    feed = {is_training: mode == 'training'}
-                    seconds = median_seconds_per_batch_step(sess, op, runs, feed)
-                    result[mode] = dict(
-                        operations=traced_operations(sess, op, feed), batch_step=seconds * 1e6)
-        finally:
-            batch_env.close()
-    return result
-
-
-def stepping_loop(batch_env):
-    """A graph loop that only steps the environments in the graph, with zero actions."""
-    import tensorflow as tf
-    return repeated(lambda: batch_env.simulate(tf.zeros_like(batch_env.action)))
-
-
-def repeated(build_step):
-    """A graph loop that runs what `build_step()` builds `STEPS_PER_RUN` times, in turn."""
-    import tensorflow as tf
-
-    def body(index):
-        with tf.control_dependencies(tf.nest.flatten(build_step())):
-            return index + 1
-
-    return tf.while_loop(lambda index: index < STEPS_PER_RUN, body, [0], parallel_iterations=1)
-
-
-def median_seconds_per_batch_step(sess, op, runs, feed=None):
-    """Seconds per batch step of the median run of a loop, after 20 warm-up runs.
-
-    A run that holds an update of the algorithm takes far longer than the
-    others; with no more than one run in four holding one, the median is a
-    run without.
-    """
-    for _ in range(20):
-        sess.run(op, feed)
-    seconds = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        sess.run(op, feed)
-        seconds.append(time.perf_counter() - start)
-    return float(np.median(seconds)) / STEPS_PER_RUN
-
-
-def traced_operations(sess, op, feed=None):
-    """Operations per batch step of the cheapest of four traced runs, one without an update."""
-    import tensorflow as tf
-    counts = []
-    for _ in range(4):
-        metadata = tf.compat.v1.RunMetadata()
-        sess.run(op, feed, options=tf.compat.v1.RunOptions(
-            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=metadata)
-        counts.append(sum(len(device.node_stats) for device in metadata.step_stats.dev_stats))
-    return min(counts) / STEPS_PER_RUN
 
 
 def _part_of_step(node_name):
@@ -214,46 +103,12 @@ def _part_of_step(node_name):
     return 'resets, episode ends, scores, summaries'
 
 
-def profile_environments(config_name, steps):
-    """Microseconds of a batch step of the environments from Python, after each pause."""
-    from agents.scripts import environments
-    from agents.scripts import run_api
-    from agents.tools import envs
-    config = run_api.make_config(config_name)
-    batch_env = envs.make_batch_env(
-        'parallel', environments.environment_constructors(config, config.num_agents),
-        return_infos=False)
-    try:
-        space = batch_env.action_space
-        space.seed(0)
-        actions = np.stack([space.sample() for _ in range(config.num_agents)])
-        batch_env.reset()
-        results = {}
-        for pause in PAUSES:
-            latencies = []
-            for _ in range(steps):
-                start = time.perf_counter()
-                while time.perf_counter() - start < pause:
-                    pass  # Busy, as the graph's work keeps this process busy.
-                start = time.perf_counter()
-                _, _, terminated, truncated = batch_env.step(actions)[:4]
-                latencies.append(time.perf_counter() - start)
-                done = np.flatnonzero(terminated | truncated)
-                if done.size:
-                    batch_env.reset(done)
-            results[f'{pause * 1e6:.0f}'] = dict(
-                median=float(np.median(latencies)) * 1e6, mean=float(np.mean(latencies)) * 1e6)
-        return results
-    finally:
-        batch_env.close()
-
-
 def table(config_name, graph, environments):
     """Markdown tables of the measurements."""
     total = sum(graph['op_micros'].values())
     lines = [
         f'`{config_name}` config, {graph["num_agents"]} environments on the `parallel` '
-        f'backend, the training graph\'s collection, {STEPS_PER_RUN} steps per '
+        f'backend, the training graph\'s collection, {collection.STEPS_PER_RUN} steps per '
         '`session.run`.', '',
         f'Untraced, acting (the policy\'s mode, no learning, as evaluation collects): '
         f'{graph["batch_step_micros"]:.0f} us per batch step, '
@@ -292,7 +147,7 @@ def main():
     args = parser.parse_args()
     load = os.getloadavg()
     # The environments first, before TensorFlow's threads have started.
-    environments = profile_environments(args.config, args.steps)
+    environments = collection.profile_environments(args.config, args.steps)
     graph = profile_graph(args.config, args.runs)
     record = reporting.run_record(load)
     text = table(args.config, graph, environments) + (

@@ -33,8 +33,8 @@ import sys
 import time
 
 import gymnasium as gym
+from lib import reporting
 import numpy as np
-import reporting
 
 from agents.tools import envs
 

@@ -32,7 +32,7 @@ import sys
 import time
 
 import gymnasium as gym
-import reporting
+from lib import reporting
 import tensorflow as tf
 
 # What a record holds where what it names was not recorded.

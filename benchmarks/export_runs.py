@@ -27,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 
-import learning
-import reporting
+from lib import learning_tasks
+from lib import reporting
+from lib import run_files
 
 PLAYS = os.path.join(reporting.results_dir(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), 'export_play.py')), 'runs')
 # The plays' environments are seeded apart from training (seed) and evaluation
-# (learning.EVAL_SEED_OFFSET + seed).
+# (learning_tasks.EVAL_SEED_OFFSET + seed).
 PLAY_SEED_OFFSET = 20_000
 
 
@@ -51,7 +52,7 @@ def export_and_play(task, run_dir, seed, out, episodes, run_file):
     """Export the run's newest checkpoint and play it; raise if either step fails.
 
     Args:
-      task: The task's name in `learning.TASKS`.
+      task: The task's name in `learning_tasks.TASKS`.
       run_dir: The run's directory of TensorBoard logs and checkpoints.
       seed: The run's seed.
       out: The play's results file.
@@ -61,7 +62,7 @@ def export_and_play(task, run_dir, seed, out, episodes, run_file):
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(run_dir, 'config.yaml')):
         from agents.scripts import run_api
-        run_api.save_config(learning.run_config(learning.TASKS[task], seed), run_dir)
+        run_api.save_config(learning_tasks.run_config(learning_tasks.TASKS[task], seed), run_dir)
     with tempfile.TemporaryDirectory() as directory:
         policy = os.path.join(directory, 'policy')
         subprocess.run(
@@ -82,7 +83,7 @@ def main():
     parser.add_argument('--logs', required=True, help='The --logs directory of learning.py.')
     parser.add_argument('--tasks', default=None, help='Comma-separated tasks; all if unset.')
     parser.add_argument('--episodes', type=int, default=10)
-    parser.add_argument('--runs', default=os.path.join(learning.RESULTS, 'runs'),
+    parser.add_argument('--runs', default=run_files.RUNS,
                         help="The runs' files of learning.py (default: the committed ones).")
     args = parser.parse_args()
     tasks = args.tasks and set(args.tasks.split(','))
@@ -94,7 +95,7 @@ def main():
         out = os.path.join(PLAYS, f'{task}-{seed}.json')
         if library != 'agents' or (tasks and task not in tasks) or os.path.exists(out):
             continue
-        if newest_step(run_dir) < learning.TASKS[task].budget:
+        if newest_step(run_dir) < learning_tasks.TASKS[task].budget:
             print(f'skipped {task} seed {seed}: its run has not reached the budget', flush=True)
             continue
         run_file = os.path.join(args.runs, f'{library}-{task}-{seed}.json')

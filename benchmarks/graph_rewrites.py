@@ -23,7 +23,7 @@ changes hit every set alike. Usage:
         [--out benchmarks/results/graph_rewrites/graph_rewrites.md]
 """
 
-import phase_timing
+from lib import phase_timing
 
 # Variant -> (optimizers, passes).
 VARIANTS = {

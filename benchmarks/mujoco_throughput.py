@@ -1,7 +1,7 @@
 r"""A whole HalfCheetah-v5 training run against SB3 PPO, and against the machine's limits.
 
 Trains the `cheetah` config on rl-baselines3-zoo's HalfCheetah schedule,
-pinned here (`ZOO_SCHEDULE`: 8 environments, rollouts of 64 steps, 256-256
+pinned in `lib/zoo_schedule.py` (8 environments, rollouts of 64 steps, 256-256
 ReLU networks, minibatches of 64 and 20 epochs: 160 gradient steps per 512
 environment steps) whatever the shipped config says, and Stable-Baselines3 PPO
 set up to do exactly the same work: 8 environments in a `DummyVecEnv` (SB3's
@@ -46,71 +46,21 @@ import sys
 import tempfile
 import time
 
-import learning
-import reporting
+from lib import reporting
+from lib import training_loop
+from lib import zoo_schedule
 
 CONFIG = 'cheetah'
 ENV = 'HalfCheetah-v5'
-OBSERV_SIZE, ACTION_SIZE = 17, 6  # HalfCheetah-v5's.
-# The work this benchmark measures: rl-baselines3-zoo's HalfCheetah schedule.
-ZOO_SCHEDULE = dict(
-    num_agents=8, rollout_length=64, minibatch_size=64, update_epochs=20,
-    policy_layers=(256, 256), value_layers=(256, 256), activation='relu')
-PEAK_SIZE = 2048
 
 
 def _cheetah_config(steps, eval_every):
     from agents.scripts import run_api
     config = run_api.make_config(CONFIG)
     with config.unlocked():
-        config.update(ZOO_SCHEDULE)
+        config.update(zoo_schedule.SCHEDULE)
         config.update(steps=steps, eval_every=eval_every, eval_episodes=1, seed=0)
     return config
-
-
-def layer_sizes(observ_size, action_size):
-    """The sizes of the schedule's policy and value networks, inputs to outputs."""
-    return ([observ_size, *ZOO_SCHEDULE['policy_layers'], action_size],
-            [observ_size, *ZOO_SCHEDULE['value_layers'], 1])
-
-
-def gradient_step_flops(observ_size, action_size, minibatch_size=None):
-    """FLOPs of the matrix products of one gradient step of the schedule's two networks.
-
-    Forward, each layer's product; backward, the product to its weights and,
-    but for the first layer, the product to its inputs: two multiply-adds a
-    weight per sample, three for all layers but the first.
-
-    Args:
-      observ_size: Size of an observation.
-      action_size: Size of an action.
-      minibatch_size: Samples of the step; the schedule's if None.
-    """
-    flops = 0
-    for sizes in layer_sizes(observ_size, action_size):
-        weights = [inputs * outputs for inputs, outputs in zip(sizes[:-1], sizes[1:])]
-        flops += 2 * (minibatch_size or ZOO_SCHEDULE['minibatch_size']) * (
-            3 * sum(weights) - weights[0])
-    return flops
-
-
-def matmul_peak():
-    """GFLOP/s of a float32 matmul of PEAK_SIZE, the best of 5 runs, with the scripts' session."""
-    import tensorflow as tf
-
-    from agents.scripts import run_api
-    with tf.Graph().as_default():
-        matrix = tf.Variable(tf.random.normal([PEAK_SIZE, PEAK_SIZE]))
-        product = tf.reduce_sum(tf.matmul(matrix, matrix))
-        with tf.compat.v1.Session(config=run_api.session_config()) as sess:
-            sess.run(matrix.initializer)
-            sess.run(product)
-            seconds = []
-            for _ in range(5):
-                start = time.perf_counter()
-                sess.run(product)
-                seconds.append(time.perf_counter() - start)
-    return 2 * PEAK_SIZE ** 3 / min(seconds) / 1e9
 
 
 def measure_agents(steps, eval_every, backend):
@@ -126,18 +76,18 @@ def measure_agents(steps, eval_every, backend):
     logging.set_verbosity(logging.WARNING)
     config = _cheetah_config(steps, eval_every)
     seconds, phases, memory, last_step = 0.0, [], [], 0
-    with tempfile.TemporaryDirectory() as logdir, learning.MemorySampler() as sampler:
+    with tempfile.TemporaryDirectory() as logdir, memory.MemorySampler() as sampler:
         for result in train.train(config, logdir, backend):
             if result.phase == 'train':
                 seconds += result.seconds
                 phases.append((result.step - last_step, result.seconds))
                 last_step = result.step
             else:
-                memory.append((result.step, learning.resident_megabytes()))
+                memory.append((result.step, memory.resident_megabytes()))
                 print(f'agents: step {result.step:,}, {seconds / 60:.1f} min training, '
                       f'{memory[-1][1]:,.0f} MiB', flush=True)
     # After training, so that its matrices are not in the run's memory.
-    peak = matmul_peak()
+    peak = zoo_schedule.matmul_peak()
     return dict(seconds=seconds, phases=phases, memory=memory, peak_memory=sampler.peak_megabytes,
                 peak_gflops=peak, gradient_graph=config.gradient_graph)
 
@@ -174,10 +124,9 @@ def measure_env_only(steps, backend):
 
 def measure_agents_collection(steps, backend):
     """Env steps per second of our policy and environments alone, without learning."""
-    import train_throughput  # The benchmark beside this one; it imports TensorFlow.
     config = _cheetah_config(steps, steps)
     updates = max(steps // (config.rollout_length * config.num_agents), 1)
-    return train_throughput.measure_batchppo(
+    return training_loop.measure_batchppo(
         config, updates, backend, config.steps_per_run, is_training=False)
 
 
@@ -228,24 +177,13 @@ def measure_sb3(steps, config):
                 update=seconds - clock.collection)
 
 
-def gradient_steps(steps):
-    """The gradient steps of the pinned schedule in `steps` training steps."""
-    rollout = ZOO_SCHEDULE['num_agents'] * ZOO_SCHEDULE['rollout_length']
-    return steps // rollout * (
-        ZOO_SCHEDULE['update_epochs'] * rollout // ZOO_SCHEDULE['minibatch_size'])
-
-
-def update_seconds(steps, agents, collection_rate):
-    """Our run's training time less its collection, measured apart at `collection_rate`."""
-    return agents['seconds'] - steps / collection_rate
-
-
 def table(steps, agents, collection_rate, env_rate, sb3):
     """Markdown tables of the measurements, and the issue's targets against them."""
     collection = steps / collection_rate
-    update = update_seconds(steps, agents, collection_rate)
-    steps_of_update = gradient_steps(steps)
-    achieved = steps_of_update * gradient_step_flops(OBSERV_SIZE, ACTION_SIZE) / update / 1e9
+    update = zoo_schedule.update_seconds(steps, agents, collection_rate)
+    steps_of_update = zoo_schedule.gradient_steps(steps)
+    flops = zoo_schedule.gradient_step_flops(zoo_schedule.OBSERV_SIZE, zoo_schedule.ACTION_SIZE)
+    achieved = steps_of_update * flops / update / 1e9
     (first_steps, first_seconds), later = agents['phases'][0], agents['phases'][1:]
     later_rate = (sum(each for each, _ in later) / sum(seconds for _, seconds in later)
                   if later else first_steps / first_seconds)
@@ -319,7 +257,7 @@ def _measure_part(args):
     if args.part == 'env':
         return measure_env_only(min(args.steps, 100_000), args.backend)
     from agents.scripts import configs  # The config's keys, without TensorFlow.
-    return measure_sb3(args.steps, dict(getattr(configs, CONFIG)(), **ZOO_SCHEDULE))
+    return measure_sb3(args.steps, dict(getattr(configs, CONFIG)(), **zoo_schedule.SCHEDULE))
 
 
 def main():
@@ -352,8 +290,9 @@ def main():
              f'{os.getloadavg()[0]:.1f} after.\n')
     reporting.write_results(args.out, 'mujoco_throughput', text, dict(
         steps=args.steps, agents=agents, collection_rate=collection_rate, env_rate=env_rate,
-        sb3=sb3, schedule=ZOO_SCHEDULE,
-        gradient_step_flops=gradient_step_flops(OBSERV_SIZE, ACTION_SIZE)))
+        sb3=sb3, schedule=zoo_schedule.SCHEDULE,
+        gradient_step_flops=zoo_schedule.gradient_step_flops(
+            zoo_schedule.OBSERV_SIZE, zoo_schedule.ACTION_SIZE)))
 
 
 if __name__ == '__main__':

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree
 
-import reporting
+from lib import reporting
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

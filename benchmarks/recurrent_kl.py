@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-import reporting
+from lib import reporting
 
 RESULTS = reporting.results_dir(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,8 +17,8 @@ import os
 import tempfile
 import time
 
+from lib import reporting
 import numpy as np
-import reporting
 
 RESULTS = reporting.results_dir(__file__)
 

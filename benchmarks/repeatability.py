@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-import reporting
+from lib import reporting
 
 _SETTINGS = (
     ('as installed', {}),

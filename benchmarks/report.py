@@ -20,12 +20,12 @@ import json
 import os
 import sys
 
-import learning
+from lib import learning_tasks
+from lib import reporting
+from lib import run_files
 import numpy as np
-import reporting
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNS = os.path.join(ROOT, 'benchmarks', 'results', 'learning', 'runs')
 EXPORT_PLAYS = os.path.join(ROOT, 'benchmarks', 'results', 'export_play', 'runs')
 CURVES = os.path.join(ROOT, 'benchmarks', 'results', 'learning', 'curves')
 PAGE = os.path.join(ROOT, 'docs', 'results.md')
@@ -123,7 +123,7 @@ processor's kernels round differently
 ([training.md](training.md#repeating-a-run)), so each table names the commits
 and processors of its runs.
 
-{learning.EVALUATION} Why it stays so:
+{learning_tasks.EVALUATION} Why it stays so:
 [training.md](training.md#how-evaluation-is-seeded).
 
 **Seeds.** The rows use seeds 0-9, which took part in choosing the shipped
@@ -150,17 +150,6 @@ TensorFlow and Gymnasium but not `agents` (`python benchmarks/export_runs.py`).
 environment workers together, sampled at every evaluation of every run; SB3's
 runs do not record it.
 """
-
-
-def load_runs(directory=RUNS):
-    """Every run file of `directory`, as dicts, sorted by library, task and seed."""
-    runs = []
-    for path in sorted(glob.glob(os.path.join(directory, '*.json'))):
-        with open(path) as file_:
-            run = json.load(file_)
-        run['file'] = os.path.relpath(path, ROOT)
-        runs.append(run)
-    return sorted(runs, key=lambda run: (run['library'], run['task'], run['seed']))
 
 
 def load_export_plays(directory=EXPORT_PLAYS):
@@ -258,17 +247,17 @@ def peer_table(runs, tasks, libraries):
              'seeds at threshold | steps to threshold | peak memory |',
              '|---|---|---:|---:|---:|---:|---:|---:|']
     for task_name in tasks:
-        task = learning.TASKS[task_name]
+        task = learning_tasks.TASKS[task_name]
         for library in libraries:
             group = _by_task(runs, library).get(task_name)
             if not group:
                 continue
-            reached = [learning.first_reaching(run['evaluations'], task.threshold)
+            reached = [run_files.first_reaching(run['evaluations'], task.threshold)
                        for run in group]
             steps = ('-' if not all(reached) else
-                     learning.short_steps(np.mean([each[0] for each in reached])))
+                     run_files.short_steps(np.mean([each[0] for each in reached])))
             lines.append(
-                f'| {learning.title(task)} | {library} | {len(group)} | '
+                f'| {learning_tasks.title(task)} | {library} | {len(group)} | '
                 f'{_estimate([_final(run) for run in group], "mean")} | '
                 f'{np.mean([_best(run) for run in group]):,.0f} | '
                 f'{sum(bool(each) for each in reached)} of {len(group)} | {steps} | '
@@ -282,14 +271,14 @@ def mujoco_table(runs, plays):
     Where sb3-contrib's TRPO ran here, its rows stand beside the shipped
     configs', in a column that names the library.
     """
-    peers = any(run['library'] == learning.TRPO_LIBRARY for run in runs)
+    peers = any(run['library'] == learning_tasks.TRPO_LIBRARY for run in runs)
     library_column = ('library | ', '---|') if peers else ('', '')
     lines = [f'| task | {library_column[0]}seeds | mean at 1M [95% CI] | IQM at 1M [95% CI] | '
              'best so far | seeds at target | exported policy | target | peak memory |',
              f'|---|{library_column[1]}---:|---:|---:|---:|---:|---:|---:|---:|']
-    for task_name in learning.MUJOCO_TASKS:
+    for task_name in learning_tasks.MUJOCO_TASKS:
         goal = target(task_name, runs)
-        for library in ('agents', learning.TRPO_LIBRARY):
+        for library in ('agents', learning_tasks.TRPO_LIBRARY):
             group = _by_task(runs, library).get(task_name)
             if not group:
                 continue
@@ -301,7 +290,7 @@ def mujoco_table(runs, plays):
                             f'({len(played)} runs)' if played else 'not played')
             named = f'{library} | ' if peers else ''
             lines.append(
-                f'| {learning.TASKS[task_name].env} | {named}{len(group)} | '
+                f'| {learning_tasks.TASKS[task_name].env} | {named}{len(group)} | '
                 f'{_estimate(finals, "mean")} | {_estimate(finals, "iqm")} | '
                 f'{np.mean([_best(run) for run in group]):,.0f} | '
                 f'{sum(score >= goal.score for score in finals)} of {len(group)} | '
@@ -316,7 +305,7 @@ def target(task_name, runs):
     with the mean of sb3-contrib TRPO's runs here, where 3 or more ran.
 
     Args:
-      task_name: A MuJoCo task of `learning.TASKS`.
+      task_name: A MuJoCo task of `learning_tasks.TASKS`.
       runs: The run files, as `load_runs` gives them.
 
     Returns:
@@ -327,7 +316,7 @@ def target(task_name, runs):
                              f'{anchor.version}')
         for anchor in ANCHORS[task_name]
         if anchor.seeds >= TARGET_SEEDS and not anchor.best_so_far]
-    trpo = _by_task(runs, learning.TRPO_LIBRARY).get(task_name, [])
+    trpo = _by_task(runs, learning_tasks.TRPO_LIBRARY).get(task_name, [])
     if len(trpo) >= TARGET_SEEDS:
         candidates.append(Target(float(np.mean([_final(run) for run in trpo])),
                                  f'sb3-contrib TRPO\'s mean of {len(trpo)} seeds run here'))
@@ -338,16 +327,17 @@ def target_sources(runs, tasks):
     """Where each task's target comes from, for the table's caption: sources and their tasks."""
     tasks_of = collections.defaultdict(list)
     for task_name in tasks:
-        tasks_of[target(task_name, runs).source].append(learning.TASKS[task_name].env)
+        tasks_of[target(task_name, runs).source].append(learning_tasks.TASKS[task_name].env)
     return '; '.join(f'{source} for {", ".join(envs)}' for source, envs in tasks_of.items())
 
 
 def trpo_command(runs):
     """The command that trains sb3-contrib's TRPO runs of the page, or None if none ran."""
-    trpo = [run for run in runs if run['library'] == learning.TRPO_LIBRARY]
+    trpo = [run for run in runs if run['library'] == learning_tasks.TRPO_LIBRARY]
     if not trpo:
         return None
-    tasks = [task for task in learning.MUJOCO_TASKS if any(run['task'] == task for run in trpo)]
+    tasks = [
+        task for task in learning_tasks.MUJOCO_TASKS if any(run['task'] == task for run in trpo)]
     seeds = max(collections.Counter(run['task'] for run in trpo).values())
     return (f'python benchmarks/learning.py --tasks={",".join(tasks)} --seeds={seeds} '
             f'--no-sb3 --trpo')
@@ -375,7 +365,7 @@ def anchor_table():
             runs = 'single run' if anchor.seeds == 1 else f'mean of {anchor.seeds} seeds'
             if anchor.best_so_far:
                 runs += ', best so far'
-            lines.append(f'| {learning.TASKS[task_name].env} | {anchor.source} | '
+            lines.append(f'| {learning_tasks.TASKS[task_name].env} | {anchor.source} | '
                          f'{anchor.score:,} | {runs} | {anchor.version} |')
     return lines
 
@@ -387,7 +377,7 @@ def caption(runs, tasks, command):
     for task_name in tasks:
         group = [run for run in runs if run['task'] == task_name]
         if group:
-            lines.append(f'{learning.TASKS[task_name].env}: {provenance(group)}.')
+            lines.append(f'{learning_tasks.TASKS[task_name].env}: {provenance(group)}.')
     return ' '.join(lines)
 
 
@@ -409,16 +399,15 @@ def popgym_table(runs):
     """Markdown rows of the POPGym tasks: final and best return, wall time, published figure."""
     lines = ['| task | library | seeds | final [95% CI] | best so far | training time per run '
              '| published |', '|---|---|---:|---:|---:|---:|---:|']
-    for task_name in learning.POPGYM_TASKS:
-        task = learning.TASKS[task_name]
+    for task_name in learning_tasks.POPGYM_TASKS:
+        task = learning_tasks.TASKS[task_name]
         published = ', '.join(f'{score:.3f} ({name})' for name, score in task.references.items())
-        for library in ('agents', learning.CONTROL, 'sb3'):
+        for library in ('agents', learning_tasks.CONTROL, 'sb3'):
             group = _by_task(runs, library).get(task_name)
             if not group:
                 continue
-            steps = '' if library != 'sb3' else (
-                f' at {learning.short_steps(np.mean([run["evaluations"][-1][0] for run in group]))}'
-                ' steps')
+            final_steps = np.mean([run['evaluations'][-1][0] for run in group])
+            steps = '' if library != 'sb3' else f' at {run_files.short_steps(final_steps)} steps'
             lines.append(
                 f'| {task.env.rpartition(":")[2]} | {library} | {len(group)} | '
                 f'{_estimate([_final(run) for run in group], "mean", 3)}{steps} | '
@@ -434,9 +423,9 @@ def popgym_suite(runs):
     A library counts where it ran every task of the suite with equal seeds.
     """
     lines = []
-    for library in ('agents', learning.CONTROL):
+    for library in ('agents', learning_tasks.CONTROL):
         by_task = _by_task(runs, library)
-        groups = [by_task.get(task, []) for task in learning.POPGYM_TASKS]
+        groups = [by_task.get(task, []) for task in learning_tasks.POPGYM_TASKS]
         if not all(groups) or len({len(group) for group in groups}) != 1:
             continue
         matrix = np.array([[_final(run) for run in group] for group in groups]).T
@@ -447,7 +436,7 @@ def popgym_suite(runs):
 
 def popgym_section(runs):
     """The POPGym section of the page, or nothing before its runs exist."""
-    tasks = [task for task in learning.POPGYM_TASKS if any(r['task'] == task for r in runs)]
+    tasks = [task for task in learning_tasks.POPGYM_TASKS if any(r['task'] == task for r in runs)]
     if not tasks:
         return []
     return [
@@ -468,15 +457,16 @@ def popgym_section(runs):
 
 def curve_links(tasks):
     """Markdown images of the curves of the tasks that have runs."""
-    return [f'![{learning.TASKS[task].env}](../benchmarks/results/learning/curves/{task}.png)'
+    return [f'![{learning_tasks.TASKS[task].env}](../benchmarks/results/learning/curves/{task}.png)'
             for task in tasks]
 
 
 def page(runs, plays):
     """The text of docs/results.md."""
-    quick = [task for task in learning.QUICK_TASKS if any(r['task'] == task for r in runs)]
-    masked = [task for task in learning.RECURRENT_TASKS if any(r['task'] == task for r in runs)]
-    mujoco = [task for task in learning.MUJOCO_TASKS if any(r['task'] == task for r in runs)]
+    quick = [task for task in learning_tasks.QUICK_TASKS if any(r['task'] == task for r in runs)]
+    masked = [
+        task for task in learning_tasks.RECURRENT_TASKS if any(r['task'] == task for r in runs)]
+    mujoco = [task for task in learning_tasks.MUJOCO_TASKS if any(r['task'] == task for r in runs)]
     parts = [
         '# Results',
         '',
@@ -504,7 +494,7 @@ def page(runs, plays):
         'sb3-contrib\'s RecurrentPPO with the zoo\'s settings. ' + caption(
             runs, masked, 'python benchmarks/learning.py --tasks=pendulum_novel,cartpole_novel'),
         '',
-        *peer_table(runs, masked, ('agents', learning.CONTROL, 'sb3')),
+        *peer_table(runs, masked, ('agents', learning_tasks.CONTROL, 'sb3')),
         '',
         *popgym_section(runs),
         '## MuJoCo',
@@ -550,15 +540,15 @@ def readme_table(runs):
     lines = ['| task | budget | seeds | agents, mean [95% CI] | SB3 PPO, run here | target |',
              '|---|---:|---:|---:|---:|---:|']
     ours, peers = _by_task(runs, 'agents'), _by_task(runs, 'sb3')
-    for task_name in learning.QUICK_TASKS + learning.MUJOCO_TASKS:
+    for task_name in learning_tasks.QUICK_TASKS + learning_tasks.MUJOCO_TASKS:
         if task_name not in ours:
             continue
-        task = learning.TASKS[task_name]
+        task = learning_tasks.TASKS[task_name]
         peer = peers.get(task_name)
         peer_text = f'{np.mean([_final(run) for run in peer]):,.0f}' if peer else '-'
         goal = f'{target(task_name, runs).score:,.0f}' if task_name in ANCHORS else '-'
         lines.append(
-            f'| {task.env} | {learning.short_steps(task.budget)} | {len(ours[task_name])} | '
+            f'| {task.env} | {run_files.short_steps(task.budget)} | {len(ours[task_name])} | '
             f'{_estimate([_final(run) for run in ours[task_name]], "mean")} | {peer_text} | '
             f'{goal} |')
     return '\n'.join(lines)
@@ -579,7 +569,7 @@ def plot_curves(runs):
     for task_name, runs_by_library in by_task.items():
         curves.plot_curves(
             dict(runs_by_library), os.path.join(CURVES, f'{task_name}.png'),
-            f'{learning.title(learning.TASKS[task_name])}: evaluation score')
+            f'{learning_tasks.title(learning_tasks.TASKS[task_name])}: evaluation score')
 
 
 def main():
@@ -588,7 +578,7 @@ def main():
     parser.add_argument('--check', action='store_true',
                         help='Write nothing; exit 1 if the page or the README table is stale.')
     args = parser.parse_args()
-    runs, plays = load_runs(), load_export_plays()
+    runs, plays = run_files.load_runs(), load_export_plays()
     texts = {PAGE: page(runs, plays)}
     with open(README) as file_:
         texts[README] = readme_text(file_.read(), runs)

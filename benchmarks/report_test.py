@@ -5,7 +5,8 @@ import json
 import os
 import re
 
-import learning
+from lib import learning_tasks
+from lib import run_files
 import numpy as np
 import pytest
 import report
@@ -19,7 +20,7 @@ def _run(task, seed, finals, library='agents'):
 
 @pytest.fixture(scope='module')
 def committed_runs():
-    return report.load_runs()
+    return run_files.load_runs()
 
 
 @pytest.fixture(scope='module')
@@ -162,7 +163,7 @@ def test_trpo_runs_stand_beside_ours_and_raise_a_target_they_beat(tmp_path):
     for seed, final in enumerate([3600.0, 3700.0, 3800.0]):
         with open(tmp_path / f'sb3-trpo-hopper-{seed}.json', 'w') as file_:
             json.dump(dict(_run('hopper', seed, [900.0, final], 'sb3-trpo'), seconds=1.0), file_)
-    runs += report.load_runs(str(tmp_path))
+    runs += run_files.load_runs(str(tmp_path))
     header, _, ours, trpo = report.mujoco_table(runs, {})
     assert header.startswith('| task | library | seeds |')
     assert ours.startswith('| Hopper-v5 | agents | 3 | 3,400 [')
@@ -191,8 +192,8 @@ def test_the_pages_state_how_evaluation_is_seeded_in_the_same_sentence(page):
         with open(os.path.join(report.ROOT, name)) as file_:
             pages[name] = file_.read()
     missing = [name for name, text in pages.items()
-               if learning.EVALUATION not in ' '.join(text.split())]
-    assert not missing, 'state benchmarks/learning.py\'s evaluation sentence as it stands'
+               if learning_tasks.EVALUATION not in ' '.join(text.split())]
+    assert not missing, 'state benchmarks/tasks.py\'s evaluation sentence as it stands'
 
 
 def test_changelog_entries_are_one_short_line_each():
@@ -214,11 +215,11 @@ def test_no_docs_page_names_an_issue():
 
 def test_popgym_rows_and_the_suite_iqm_appear_once_its_runs_exist():
     runs = []
-    for task in learning.POPGYM_TASKS:
+    for task in learning_tasks.POPGYM_TASKS:
         for seed in range(2):
             runs.append(dict(_run(task, seed, [0.0, 0.5 + 0.1 * seed]), seconds=300.0))
             runs.append(dict(
-                _run(task, seed, [0.0, -0.5]), library=learning.CONTROL, seconds=120.0))
+                _run(task, seed, [0.0, -0.5]), library=learning_tasks.CONTROL, seconds=120.0))
     runs += [dict(_run('repeat_previous_easy', seed, [0.1]), library='sb3', seconds=1200.0)
              for seed in range(2)]
     assert not report.popgym_section([run for run in runs if run['task'] == 'pendulum'])

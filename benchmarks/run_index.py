@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 
-import reporting
+from lib import reporting
 
 COLUMNS = ('file', 'library', 'task', 'seed', 'last step', 'last score', 'training seconds',
            'commit')

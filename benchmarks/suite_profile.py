@@ -156,7 +156,7 @@ def profile(pytest_args, checkout=ROOT):
       the machine's CPU), `outcomes` (the count of tests by outcome) and
       `tests`, one row per test.
     """
-    import reporting  # pylint: disable=import-outside-toplevel
+    from lib import reporting  # pylint: disable=import-outside-toplevel
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as directory:
         rows_path = os.path.join(directory, 'rows.jsonl')
@@ -286,7 +286,7 @@ def run_page(command, record):
 
 def contributing_text(record):
     """CONTRIBUTING.md with the tables the record gives between its markers."""
-    import reporting  # pylint: disable=import-outside-toplevel
+    from lib import reporting  # pylint: disable=import-outside-toplevel
     with open(CONTRIBUTING, encoding='utf-8') as file_:
         text = file_.read()
     return reporting.replace_block(
@@ -297,7 +297,7 @@ def main(argv=None):
     """Profile the tiers (or one run) and write the results; return pytest's worst exit code."""
     # Imported here: pytest processes load this module as a plugin, and
     # `reporting` imports Gymnasium.
-    import reporting  # pylint: disable=import-outside-toplevel
+    from lib import reporting  # pylint: disable=import-outside-toplevel
 
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--out', default=None, help='write one run of the pytest arguments here')

@@ -23,11 +23,9 @@ from agents.tools import load_order
 
 load_order.load_triton_before_tensorflow()  # SB3 trains here, beside TensorFlow.
 
+from lib import training_loop
 import numpy as np
-import tensorflow as tf
 
-from agents import tools
-from agents.scripts import environments
 from agents.scripts import run_api
 
 
@@ -37,41 +35,6 @@ def pendulum_config(num_envs):
     with config.unlocked():
         config.num_agents = num_envs
     return config
-
-
-def measure_batchppo(config, updates, backend, steps_per_run, is_training=True):
-    """Env steps per second of the training phase of a config, after one warm-up update.
-
-    Args:
-      config: Run configuration with rollouts (`rollout_length`).
-      updates: Number of updates (rollouts of every environment) to time.
-      backend: Environment backend.
-      steps_per_run: Environment steps per `session.run`.
-      is_training: False runs the policy without learning: collection alone.
-
-    Returns:
-      Environment steps per second.
-    """
-    num_envs = config.num_agents
-    steps_per_update = config.rollout_length * num_envs
-    with tf.Graph().as_default():
-        batch_env = run_api.define_batch_env(
-            environments.environment_constructors(config, num_envs), backend)
-        try:
-            loop = tools.Loop(None)
-            graph = run_api.define_simulation_graph(batch_env, config.algorithm, config, loop)
-            loop.add_phase(
-                'train', graph.done, graph.score, graph.summary, steps=steps_per_update,
-                feed={graph.is_training: is_training}, steps_per_run=steps_per_run)
-            with tf.compat.v1.Session() as sess:
-                sess.run(tf.compat.v1.global_variables_initializer())
-                list(loop.run(sess, None, steps_per_update))
-                start = time.perf_counter()
-                list(loop.run(sess, None, (1 + updates) * steps_per_update))
-                duration = time.perf_counter() - start
-        finally:
-            batch_env.close()
-    return updates * steps_per_update / duration
 
 
 def measure_sb3(num_envs, updates):
@@ -116,7 +79,7 @@ def main():
     for is_training, kind in ((True, 'BatchPPO'), (False, 'BatchPPO collection only')):
         for backend in backends:
             for steps_per_run in steps_per_run_values:
-                rows.append((kind, backend, steps_per_run, measure_batchppo(
+                rows.append((kind, backend, steps_per_run, training_loop.measure_batchppo(
                     pendulum_config(args.num_envs), args.updates, backend, steps_per_run,
                     is_training)))
     if sb3 is not None:

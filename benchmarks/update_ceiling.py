@@ -27,9 +27,9 @@ import argparse
 import os
 import time
 
-import mujoco_throughput
+from lib import reporting
+from lib import zoo_schedule
 import numpy as np
-import reporting
 
 SAMPLES_PER_LOOP = 128_000
 LEARNING_RATE = 1e-6
@@ -44,8 +44,8 @@ def products_loop(minibatch_size):
     """
     import tensorflow as tf
     random = np.random.default_rng(0)
-    networks = mujoco_throughput.layer_sizes(
-        mujoco_throughput.OBSERV_SIZE, mujoco_throughput.ACTION_SIZE)
+    networks = zoo_schedule.layer_sizes(
+        zoo_schedule.OBSERV_SIZE, zoo_schedule.ACTION_SIZE)
     observ = tf.constant(random.normal(size=(minibatch_size, networks[0][0])), tf.float32)
     output_gradients = [
         tf.constant(random.normal(size=(minibatch_size, sizes[-1])), tf.float32)
@@ -94,8 +94,8 @@ def measure(minibatch_size, repeats):
     tf.compat.v1.disable_eager_execution()
     with tf.Graph().as_default():
         loop, steps = products_loop(minibatch_size)
-        flops = steps * mujoco_throughput.gradient_step_flops(
-            mujoco_throughput.OBSERV_SIZE, mujoco_throughput.ACTION_SIZE, minibatch_size)
+        flops = steps * zoo_schedule.gradient_step_flops(
+            zoo_schedule.OBSERV_SIZE, zoo_schedule.ACTION_SIZE, minibatch_size)
         with tf.compat.v1.Session(config=run_api.session_config()) as session:
             session.run(tf.compat.v1.global_variables_initializer())
             session.run(loop)  # Compiles.
@@ -104,7 +104,7 @@ def measure(minibatch_size, repeats):
                 start = time.perf_counter()
                 session.run(loop)
                 rates.append(flops / (time.perf_counter() - start) / 1e9)
-                peaks.append(mujoco_throughput.matmul_peak())
+                peaks.append(zoo_schedule.matmul_peak())
     return dict(minibatch_size=minibatch_size, steps=steps, gflops=max(rates),
                 peak_gflops=max(peaks), milliseconds=flops / max(rates) / 1e6 / steps)
 
@@ -117,7 +117,7 @@ def table(results):
         '|---:|---:|---:|---:|---:|']
     for result in results:
         schedule = ' (the schedule)' if (
-            result['minibatch_size'] == mujoco_throughput.ZOO_SCHEDULE['minibatch_size']) else ''
+            result['minibatch_size'] == zoo_schedule.SCHEDULE['minibatch_size']) else ''
         lines.append(
             f'| {result["minibatch_size"]}{schedule} | {result["milliseconds"]:.3f} | '
             f'{result["gflops"]:.0f} | {result["peak_gflops"]:.0f} | '

@@ -41,8 +41,8 @@ import json
 import os
 import time
 
+from lib import phase_timing
 import numpy as np
-import phase_timing
 
 PPO_VARIANTS = {
     'function': (dict(gradient_graph='function'), {}),
@@ -124,8 +124,7 @@ def mechanism_table(repeats):
     times = {(variant, kernels): [] for variant in MECHANISM_VARIANTS for kernels in KERNELS}
     for _ in range(repeats):
         for variant, kernels in times:
-            milliseconds = phase_timing.run_child(
-                __file__, f'mechanism,{variant},0', KERNELS[kernels])
+            milliseconds = phase_timing.run_child(f'mechanism,{variant},0', KERNELS[kernels])
             times[variant, kernels].append(milliseconds)
             print(f'mechanism {variant} {kernels}: {milliseconds:.3f} ms per step', flush=True)
     baseline = np.mean(times['function', 'oneDNN'])
@@ -167,7 +166,7 @@ def main():
     if 'ppo' in parts:
         environments = {name: environment for name, (_, environment) in PPO_VARIANTS.items()}
         results = phase_timing.measure(
-            __file__, configs, variants, args.repeats, args.phases, environments)
+            configs, variants, args.repeats, args.phases, environments)
         baseline = 'function' if 'function' in variants else variants[0]
         sections.append(phase_timing.table(
             results, variants, args.phases, baseline, 'gradient graph'))

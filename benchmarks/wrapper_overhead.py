@@ -32,8 +32,8 @@ import platform
 import time
 
 import gymnasium as gym
+from lib import reporting
 import numpy as np
-import reporting
 
 from agents.scripts import environments
 from agents.scripts import run_api

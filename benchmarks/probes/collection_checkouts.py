@@ -17,7 +17,7 @@ less from run to run, for the graph's own cost; 16 steps per `session.run`:
 For each it gives the operations per batch step (from one traced run) and
 the median microseconds per batch step (untraced).
 
-    python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW
+    python -m benchmarks.probes.collection_checkouts --checkouts OLD,NEW
         [--config cheetah] [--backend parallel] [--rounds 3]
 
 Writes CONFIG.md and .json (CONFIG_BACKEND for another backend) to
@@ -26,23 +26,15 @@ docs/design/collection.md. Run nothing else meanwhile.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import collection_profile  # noqa: E402
-import phase_timing  # noqa: E402
-import reporting  # noqa: E402
+from benchmarks.lib import collection
+from benchmarks.lib import reporting
 
-STEPS_PER_RUN = collection_profile.STEPS_PER_RUN
+STEPS_PER_RUN = collection.STEPS_PER_RUN
 MODES = ('acting', 'training')
-
-
-def _child(argument):
-    config_name, backend, mode = argument.split(',')
-    print(json.dumps(collection_profile.measure_collection(config_name, backend, (mode,))[mode]))
 
 
 def main():
@@ -53,10 +45,7 @@ def main():
     parser.add_argument('--backend', default='parallel', choices=('parallel', 'inprocess'))
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--out', default=reporting.probe_results_dir(__file__))
-    parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        return _child(args.child)
     checkouts = [os.path.abspath(path) for path in (args.checkouts or '').split(',') if path]
     missing = [path for path in checkouts if not os.path.isdir(os.path.join(path, 'agents'))]
     if len(checkouts) < 2 or missing:
@@ -69,9 +58,7 @@ def main():
     for round_ in range(args.rounds):
         for mode in MODES:
             for path, commit in zip(checkouts, commits):
-                run = phase_timing.run_child(
-                    __file__, f'{args.config},{args.backend},{mode}',
-                    environment=dict(PYTHONPATH=path))
+                run = collection.measure_in_checkout(path, args.config, args.backend, mode)
                 results[f'{commit},{mode}'].append(run)
                 print(f'round {round_} {commit} {mode}: {run}', flush=True)
     record = reporting.probe_record(load, checkouts=commits)
@@ -98,7 +85,7 @@ def _table(args, commits, results, record):
             cells = reporting.rounds_cells([run['batch_step'] for run in runs], baseline)
             lines.append(f'| {commit} | {mode} | {runs[0]["operations"]:.0f} | {cells} |')
     lines += ['', reporting.command_line(
-        f'python benchmarks/probes/collection_checkouts.py --checkouts OLD,NEW '
+        f'python -m benchmarks.probes.collection_checkouts --checkouts OLD,NEW '
         f'--config {args.config} --backend {args.backend} --rounds {args.rounds}', record)]
     return '\n'.join(lines) + '\n'
 

@@ -21,7 +21,7 @@ a process of its own, alternating:
 with the workers' `spin_seconds` at the default and at 1 ms, so that a worker
 that has answered polls through the gap instead of sleeping.
 
-    python benchmarks/probes/collection_floor.py [--config cheetah] [--repeats 3]
+    python -m benchmarks.probes.collection_floor [--config cheetah] [--repeats 3]
 
 Writes CONFIG.md and .json to benchmarks/results/probes/collection_floor/
 (or --out). Findings go to docs/design/collection.md. Run nothing else
@@ -36,12 +36,11 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import collection_profile  # noqa: E402
-import phase_timing  # noqa: E402
-import reporting  # noqa: E402
+from benchmarks.lib import collection
+from benchmarks.lib import phase_timing
+from benchmarks.lib import reporting
 
-STEPS_PER_RUN = collection_profile.STEPS_PER_RUN
+STEPS_PER_RUN = collection.STEPS_PER_RUN
 WAYS = ('python', 'graph', 'empty')
 SPINS = (200e-6, 1e-3)
 
@@ -104,7 +103,7 @@ def time_graph(config_name, spin_seconds, empty, runs=150):
         with tf.Graph().as_default():
             batch_env = tools.InGraphBatchEnv(timed)
             loop = (_empty_loop(batch_env) if empty
-                    else collection_profile.stepping_loop(batch_env))
+                    else collection.stepping_loop(batch_env))
             with tf.compat.v1.Session(config=run_api.session_config()) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 sess.run(batch_env.reset())
@@ -131,7 +130,7 @@ def _empty_loop(batch_env):
     batch = len(batch_env)
     observ = np.zeros(batch_env.observ.shape, batch_env.observ.dtype.as_numpy_dtype)
     reward, flags = np.zeros(batch, np.float32), np.zeros(batch, bool)
-    return collection_profile.repeated(lambda: tf.numpy_function(
+    return collection.repeated(lambda: tf.numpy_function(
         lambda action: (observ, reward, flags, flags), [batch_env.action],
         [batch_env.observ.dtype, tf.float32, tf.bool, tf.bool]))
 
@@ -160,7 +159,7 @@ def main():
     results = {f'{way},{spin}': [] for spin in SPINS for way in WAYS}
     for repeat in range(args.repeats):
         for key, runs in results.items():
-            runs.append(phase_timing.run_child(__file__, f'{args.config},{key}'))
+            runs.append(phase_timing.run_child(f'{args.config},{key}'))
             print(f'repeat {repeat} {key}: {runs[-1]}', flush=True)
     record = reporting.probe_record(load)
     reporting.write_results(
@@ -189,7 +188,7 @@ def _table(args, results, record):
                 f'| {names[way]} | {spin * 1e6:.0f} us | {median(key, "batch_step")} | '
                 f'{median(key, "inside_step")} | {median(key, "gap")} |')
     lines += ['', reporting.command_line(
-        f'python benchmarks/probes/collection_floor.py --config {args.config} '
+        f'python -m benchmarks.probes.collection_floor --config {args.config} '
         f'--repeats {args.repeats}', record)]
     return '\n'.join(lines) + '\n'
 

@@ -23,7 +23,7 @@ rollouts longer than the timed steps, so no update runs while timing. It
 also times the environments alone from Python, the floor of the slowest
 part. Findings go to docs/design/collection.md; nothing here is shipped.
 
-    python benchmarks/probes/collection_overlap.py [--config cheetah] [--runs 40] [--repeats 3]
+    python -m benchmarks.probes.collection_overlap [--config cheetah] [--runs 40] [--repeats 3]
 
 Writes CONFIG.md and .json to benchmarks/results/probes/collection_overlap/
 (or --out). Run nothing else meanwhile.
@@ -32,14 +32,12 @@ Writes CONFIG.md and .json to benchmarks/results/probes/collection_overlap/
 import argparse
 import concurrent.futures
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import collection_profile  # noqa: E402
-import reporting  # noqa: E402
+from benchmarks.lib import collection
+from benchmarks.lib import reporting
 
 STEPS_PER_RUN = 16
 WARMUP_RUNS = 10
@@ -193,7 +191,7 @@ def main():
     args = parser.parse_args()
     load = os.getloadavg()
     # The environments alone, back to back, as collection_profile.py times them.
-    environments = collection_profile.profile_environments(args.config, 2000)['0']['median']
+    environments = collection.profile_environments(args.config, 2000)['0']['median']
     rows = []
     for repeat in range(args.repeats):
         row = dict(repeat=repeat)
@@ -214,7 +212,7 @@ def main():
             f'{row[way]:.0f} ({row[way] / row["simulate"]:.2f}x)' for way in WAYS[1:]) + ' |')
     lines += [
         '', f'The environments alone, from Python: {environments:.0f} us per batch step.', '',
-        f'Command: `python benchmarks/probes/collection_overlap.py --config {args.config} '
+        f'Command: `python -m benchmarks.probes.collection_overlap --config {args.config} '
         f'--runs {args.runs} --repeats {args.repeats}`; processor {_processor_name()}; '
         f'commit {reporting.commit()}; {os.cpu_count()} cores; 1-minute load average '
         f'{load[0]:.1f} before and {record["machine"]["load_after"][0]:.1f} after; '

@@ -17,7 +17,7 @@ This probe measures, in a process of its own for each setting, alternating:
 `benchmarks/graph_rewrites.py` measures the same settings on whole phases of
 the shipped configs. Findings go to docs/design/update.md#graph-rewrites.
 
-    python benchmarks/probes/optimizer_passes.py [--repeats 3]
+    python -m benchmarks.probes.optimizer_passes [--repeats 3]
 
 Writes optimizer_passes.md and .json to benchmarks/results/probes/
 optimizer_passes/ (or --out). Run nothing else meanwhile.
@@ -26,15 +26,13 @@ optimizer_passes/ (or --out). Run nothing else meanwhile.
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import phase_timing  # noqa: E402  pylint: disable=wrong-import-position
-import reporting  # noqa: E402  pylint: disable=wrong-import-position
+from benchmarks.lib import phase_timing
+from benchmarks.lib import reporting
 
 # Setting -> (optimizers, passes) of `agents.scripts.run_api`.
 SETTINGS = {
@@ -87,10 +85,10 @@ def main():
     results = {setting: [] for setting in SETTINGS}
     for _ in range(args.repeats):
         for setting in SETTINGS:
-            results[setting].append(phase_timing.run_child(__file__, setting))
+            results[setting].append(phase_timing.run_child(setting))
     record = reporting.run_record(load_before)
     lines = [
-        f'Command: `python benchmarks/probes/optimizer_passes.py --repeats {args.repeats}`; '
+        f'Command: `python -m benchmarks.probes.optimizer_passes --repeats {args.repeats}`; '
         f'commit {reporting.commit()}; {reporting.processor()["model"]}; load average '
         f'{record["machine"]["load_before"][0]:.1f} before, '
         f'{record["machine"]["load_after"][0]:.1f} after; one process at a time.', '',

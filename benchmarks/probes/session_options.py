@@ -24,7 +24,7 @@ optimizes and instantiates the graph) and, acting and training as
 `collection_checkouts.py` measures them, the operations executed per batch
 step (one traced run) and the median microseconds per batch step.
 
-    python benchmarks/probes/session_options.py [--config cheetah]
+    python -m benchmarks.probes.session_options [--config cheetah]
         [--backend parallel] [--options scripts,pruned,...] [--rounds 3]
 
 Writes CONFIG.md and .json (CONFIG_BACKEND for another backend) to
@@ -38,10 +38,9 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import collection_profile  # noqa: E402
-import phase_timing  # noqa: E402
-import reporting  # noqa: E402
+from benchmarks.lib import collection
+from benchmarks.lib import phase_timing
+from benchmarks.lib import reporting
 
 MODES = ('acting', 'training')
 # Option -> what it sets in the `ConfigProto`: (group, field, value) triples.
@@ -68,7 +67,7 @@ def session_config(option):
 
 def _child(argument):
     config_name, backend, option = argument.split(',')
-    print(json.dumps(collection_profile.measure_collection(
+    print(json.dumps(collection.measure_collection(
         config_name, backend, MODES, session_config(option))))
 
 
@@ -87,7 +86,7 @@ def main():
     options = reporting.baseline_first(parser, 'options', args.options, OPTIONS)
     load = os.getloadavg()
     results = reporting.by_turns(options, args.rounds, lambda option: phase_timing.run_child(
-        __file__, f'{args.config},{args.backend},{option}'))
+        f'{args.config},{args.backend},{option}'))
     record = reporting.probe_record(load)
     name = args.config + ('' if args.backend == 'parallel' else f'_{args.backend}')
     reporting.write_results(
@@ -99,7 +98,7 @@ def _table(args, results, record):
     lines = [
         f'`{args.config}` config, {args.rounds} rounds, the options by turns, each '
         f'measurement in a process of its own; the `{args.backend}` backend, '
-        f'{collection_profile.STEPS_PER_RUN} steps per run; seconds and microseconds are '
+        f'{collection.STEPS_PER_RUN} steps per run; seconds and microseconds are '
         'medians over rounds (microseconds over runs first).', '',
         '| session options | first run (s) | collecting | operations per batch step '
         '| us per batch step | each round | vs the scripts\' |',
@@ -113,7 +112,7 @@ def _table(args, results, record):
             cells = reporting.rounds_cells([run[mode]['batch_step'] for run in runs], baseline)
             lines.append(f'| {option} | {first:.2f} | {mode} | {operations} | {cells} |')
     lines += ['', reporting.command_line(
-        f'python benchmarks/probes/session_options.py --config {args.config} '
+        f'python -m benchmarks.probes.session_options --config {args.config} '
         f'--backend {args.backend} --options {args.options} --rounds {args.rounds}', record)]
     return '\n'.join(lines) + '\n'
 

@@ -19,7 +19,7 @@ round after round. It gives the update's microseconds per gradient step (the
 training time less the collection's, measured apart) and the whole training
 rate.
 
-    python benchmarks/probes/xla_flags.py [--steps 100000]
+    python -m benchmarks.probes.xla_flags [--steps 100000]
         [--flags scripts,concurrency_scheduler,...] [--rounds 2]
 
 Writes cheetah.md and .json to benchmarks/results/probes/xla_flags/ (or
@@ -34,9 +34,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import mujoco_throughput  # noqa: E402
-import reporting  # noqa: E402
+from benchmarks.lib import reporting
+from benchmarks.lib import zoo_schedule
 
 # Name -> what it adds to XLA_FLAGS.
 FLAGS = {
@@ -59,9 +58,9 @@ def measure(flags, steps):
         with open(os.path.join(out, 'mujoco_throughput.json')) as file_:
             result = json.load(file_)
     agents = result['agents']
-    update = mujoco_throughput.update_seconds(steps, agents, result['collection_rate'])
+    update = zoo_schedule.update_seconds(steps, agents, result['collection_rate'])
     return dict(
-        update_us=update / mujoco_throughput.gradient_steps(steps) * 1e6,
+        update_us=update / zoo_schedule.gradient_steps(steps) * 1e6,
         steps_per_second=steps / agents['seconds'], peak_gflops=agents['peak_gflops'])
 
 
@@ -85,7 +84,7 @@ def main():
 
 def _table(args, results, record):
     lines = [
-        f'`cheetah` on the zoo\'s schedule ({mujoco_throughput.__name__}.py), '
+        f'`cheetah` on the zoo\'s schedule (mujoco_throughput.py), '
         f'{args.steps:,} training steps a run, {args.rounds} rounds, the flags by turns, '
         'each run in a process of its own; medians over rounds.', '',
         '| flag | added to XLA_FLAGS | update, us per gradient step | each round '
@@ -101,7 +100,7 @@ def _table(args, results, record):
     lines += [
         '', f'The machine\'s FP32 matmul peak, median of the runs: {peak:.0f} GFLOP/s.', '',
         reporting.command_line(
-            f'python benchmarks/probes/xla_flags.py --steps {args.steps} '
+            f'python -m benchmarks.probes.xla_flags --steps {args.steps} '
             f'--flags {args.flags} --rounds {args.rounds}', record)]
     return '\n'.join(lines) + '\n'
 

@@ -7,7 +7,8 @@ import re
 import subprocess
 
 import pytest
-import reporting
+
+from lib import reporting
 
 
 def test_by_turns_reverses_the_order_every_other_round():

@@ -65,29 +65,33 @@ def train_phases(config_name, phases, **overrides):
     return seconds
 
 
-def run_child(script, child_argument, environment=None):
-    """Run `script --child child_argument` in a new process; the JSON of its last line.
+def run_child(child_argument, environment=None):
+    """Run this program again with `--child child_argument`; the JSON of its last line.
+
+    A script run as a file runs as that file again, a probe run as a module
+    (`python -m benchmarks.probes.<probe>`) as that module, from the same
+    directory, so the child imports what its parent imported.
 
     Args:
-      script: Path of the benchmark script.
       child_argument: The value of its `--child` flag.
       environment: Variables to set in the child's environment.
     """
+    main = sys.modules['__main__']
+    program = (['-m', main.__spec__.name] if getattr(main, '__spec__', None)
+               else [os.path.abspath(main.__file__)])
     output = subprocess.run(
-        [sys.executable, script, '--child', child_argument], check=True, capture_output=True,
+        [sys.executable, *program, '--child', child_argument], check=True, capture_output=True,
         text=True, env=dict(os.environ, **(environment or {}))).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
-def measure(script, configs, variants, repeats, phases, environments=None):
+def measure(configs, variants, repeats, phases, environments=None):
     """Time runs of every config and variant, alternating, each in its own process.
 
     Runs alternate between the variants, so load changes hit every variant
     alike.
 
     Args:
-      script: Path of the benchmark script; `script --child
-        config,variant,phases` prints the JSON list of a run's phase seconds.
       configs: Names of the configs.
       variants: Names of the variants.
       repeats: Runs of each config and variant.
@@ -103,8 +107,7 @@ def measure(script, configs, variants, repeats, phases, environments=None):
         for config_name in configs:
             for variant in variants:
                 seconds = run_child(
-                    script, f'{config_name},{variant},{phases}',
-                    (environments or {}).get(variant))
+                    f'{config_name},{variant},{phases}', (environments or {}).get(variant))
                 results[config_name][variant].append(seconds)
                 print(f'{config_name} {variant} run {repeat + 1}: first {seconds[0]:.2f} s, '
                       f'later {np.mean(seconds[1:]):.2f} s per phase', flush=True)
@@ -196,7 +199,7 @@ def main(script, description, configs, variants, phases, train_child, heading):
         parser_.error(f'unknown variants or configs {sorted(unknown)}; variants are '
                       f'{", ".join(variants)}; configs {", ".join(PHASE_STEPS)}.')
     started, load_before = time.time(), os.getloadavg()[0]
-    results = measure(script, chosen_configs, chosen, args.repeats, args.phases)
+    results = measure(chosen_configs, chosen, args.repeats, args.phases)
     baseline = variants[0] if variants[0] in chosen else chosen[0]
     text = report(
         f'python benchmarks/{os.path.basename(script)} --configs {args.configs} --variants '

@@ -12,7 +12,7 @@ import sys
 
 import gymnasium
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _RESULTS = os.path.join(ROOT, 'benchmarks', 'results')
 
 
