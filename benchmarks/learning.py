@@ -43,8 +43,8 @@ import tempfile
 import time
 
 from lib import learning_tasks
-from lib import memory
 from lib import reporting
+from lib import resident_memory
 from lib import run_files
 import numpy as np
 
@@ -74,8 +74,8 @@ def run_agents(task, seed, overrides, config_name=None, logdir=None):
             if result.phase == 'train':
                 train_seconds += result.seconds
             else:
-                evaluations.append(
-                    (result.step, result.score, train_seconds, memory.resident_megabytes()))
+                megabytes = resident_memory.resident_megabytes()
+                evaluations.append((result.step, result.score, train_seconds, megabytes))
                 print(f'step {result.step}: score {result.score:.1f}', flush=True)
     return evaluations, train_seconds
 

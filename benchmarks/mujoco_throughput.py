@@ -47,6 +47,7 @@ import tempfile
 import time
 
 from lib import reporting
+from lib import resident_memory
 from lib import training_loop
 from lib import zoo_schedule
 
@@ -76,14 +77,15 @@ def measure_agents(steps, eval_every, backend):
     logging.set_verbosity(logging.WARNING)
     config = _cheetah_config(steps, eval_every)
     seconds, phases, memory, last_step = 0.0, [], [], 0
-    with tempfile.TemporaryDirectory() as logdir, memory.MemorySampler() as sampler:
+    with (tempfile.TemporaryDirectory() as logdir,
+          resident_memory.MemorySampler() as sampler):
         for result in train.train(config, logdir, backend):
             if result.phase == 'train':
                 seconds += result.seconds
                 phases.append((result.step - last_step, result.seconds))
                 last_step = result.step
             else:
-                memory.append((result.step, memory.resident_megabytes()))
+                memory.append((result.step, resident_memory.resident_megabytes()))
                 print(f'agents: step {result.step:,}, {seconds / 60:.1f} min training, '
                       f'{memory[-1][1]:,.0f} MiB', flush=True)
     # After training, so that its matrices are not in the run's memory.

@@ -27,8 +27,8 @@ import subprocess
 import sys
 import tempfile
 
-from lib import memory
 from lib import reporting
+from lib import resident_memory
 
 # Each training part: its label, whether the loop returns freed memory, and
 # what it adds to the environment of its process.
@@ -67,11 +67,12 @@ def _kind(pid):
     """The role of a process of the run, from its command line and parent."""
     if pid == os.getpid():
         return 'trainer'
-    command = memory.command_line(pid)
+    command = resident_memory.command_line(pid)
     if 'resource_tracker import main' in command:
         return 'resource tracker'
     # Workers started by the forkserver keep its command line; it is the trainer's child.
-    if 'forkserver import main' in command and memory.status_field(pid, 'PPid') == os.getpid():
+    forkserver = 'forkserver import main' in command
+    if forkserver and resident_memory.status_field(pid, 'PPid') == os.getpid():
         return 'forkserver'
     return 'environment worker'
 
@@ -91,7 +92,7 @@ def measure_training(config_name, steps, release):
     config = run_api.make_config(config_name)
     with config.unlocked():
         config.update(steps=steps, eval_every=steps)
-    with tempfile.TemporaryDirectory() as logdir, memory.MemorySampler(
+    with tempfile.TemporaryDirectory() as logdir, resident_memory.MemorySampler(
             describe=_kind) as sampler:
         for _ in train.train(config, logdir, 'parallel'):
             pass
