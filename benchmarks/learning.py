@@ -11,8 +11,8 @@ evaluation) and writes PNG curves, every library on one plot per task, to
 benchmarks/results/learning/.
 
 Every run follows one evaluation protocol, the seeding of its episodes
-included, which `lib/tasks.py` states (`learning_tasks.EVALUATION`) beside the table
-of tasks.
+included, which `lib/learning_tasks.py` states (`EVALUATION`) beside the
+table of tasks.
 
 Seeds 0-9 report the shipped configs and choose no setting: tuning and
 ablations run on seeds from 100 on, and `--set` refuses seeds below 100.
@@ -365,9 +365,8 @@ def _same_budget_line(ours, peers):
     in_time = np.mean([
         [each for each in run['evaluations'] if each[2] <= seconds][-1][1] for run in ours])
     return (f'\nThe peer stopped after {_duration(seconds)} of training at '
-            f'{run_files.short_steps(steps)} steps, scoring {peer_score:.3f}; agents at that step '
-            f'count '
-            f'{at_steps:.3f}, and after that training time {in_time:.3f}.')
+            f'{run_files.short_steps(steps)} steps, scoring {peer_score:.3f}; agents at that '
+            f'step count {at_steps:.3f}, and after that training time {in_time:.3f}.')
 
 
 def _memory_line(runs):
