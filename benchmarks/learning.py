@@ -526,7 +526,8 @@ def main():
         text += (f'\n\nCommand: `{command}`; {args.jobs} run(s) at once on '
                  f'{os.cpu_count()} cores; {(time.time() - start) / 60:.0f} min in all.\n')
     print(text)
-    name = 'learning_' + '_'.join(task_names)
+    # Named for the tasks as given, so a group names its files (learning_popgym.md).
+    name = 'learning_' + '_'.join((args.tasks or ','.join(task_names)).split(','))
     with open(os.path.join(args.out, name + '.md'), 'w') as file_:
         file_.write(text)
     with open(os.path.join(args.out, name + '.json'), 'w') as file_:
