@@ -42,12 +42,23 @@ def test_a_popgym_task_trains_resumes_and_exports_a_policy_of_its_spaces(tmp_pat
     inputs = description['signatures']['serving_default']['inputs']
     assert inputs['observ_0']['dtype'].startswith('int') and inputs['observ_1']['shape'] == [
         None, 2]
-    model = tf.saved_model.load(outdir)
-    state = model.signatures['initial_state'](batch_size=tf.constant(3))
-    # The first step of an episode: an observation and the null previous action.
-    output = model.signatures['serving_default'](
-        observ_0=tf.constant([0, 1, 2], tf.int64), observ_1=tf.constant([[4, 4]] * 3, tf.int64),
-        **state)
-    action = output['action'].numpy()
+    # Loaded into a graph of its own: the suite's processes may have left eager execution.
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        meta_graph = tf.compat.v1.saved_model.load(sess, [tf.saved_model.SERVING], outdir)
+        signatures = meta_graph.signature_def
+        state = sess.run(
+            _tensors(signatures['initial_state'].outputs),
+            {signatures['initial_state'].inputs['batch_size'].name: 3})
+        serving = signatures['serving_default']
+        # The first step of an episode: an observation and the null previous action.
+        feed = {serving.inputs['observ_0'].name: [0, 1, 2],
+                serving.inputs['observ_1'].name: [[4, 4]] * 3}
+        feed.update({serving.inputs[name].name: value for name, value in state.items()})
+        action = sess.run(serving.outputs['action'].name, feed)
     assert action.shape == (3, 2) and np.all((0 <= action) & (action < 4))
     assert os.path.exists(os.path.join(outdir, 'saved_model.pb'))
+
+
+def _tensors(infos):
+    """The tensor names of a signature's inputs or outputs, by key."""
+    return {key: info.name for key, info in infos.items()}
