@@ -40,18 +40,25 @@ Attributes:
 _ZOO_MUJOCO_NETWORK = dict(log_std_init=-2, ortho_init=False, activation_fn='relu',
                            net_arch=dict(pi=[256, 256], vf=[256, 256]))
 
+# rl-baselines3-zoo's CartPole settings, also of its CartPoleNoVel (ppo_lstm.yml).
+_ZOO_CARTPOLE = dict(
+    n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+    ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2')
+# The same for Pendulum and its PendulumNoVel.
+_ZOO_PENDULUM = dict(
+    n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+    learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4)
+
 # SB3 hyperparameters of rl-baselines3-zoo (hyperparams/ppo.yml); `lin_` values
 # decay linearly to zero; `normalize` wraps the envs in VecNormalize.
 TASKS = {
     'pendulum': Task(
         'pendulum', 'Pendulum-v1', 100_000, 5_000, -200.0,
-        dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
-             learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+        _ZOO_PENDULUM,
         {}),
     'cartpole': Task(
         'cartpole', 'CartPole-v1', 100_000, 5_000, 500.0,
-        dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
-             ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
+        _ZOO_CARTPOLE,
         {}),
     'cheetah': Task(
         'cheetah', 'HalfCheetah-v5', 1_000_000, 50_000, 3000.0,
@@ -82,14 +89,12 @@ TASKS = {
     # rl-baselines3-zoo's NoVel tasks with its ppo_lstm hyperparameters.
     'pendulum_novel': Task(
         'pendulum_novel', 'Pendulum-v1', 100_000, 5_000, -200.0,
-        dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
-             learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+        _ZOO_PENDULUM,
         {'rl-baselines3-zoo RecurrentPPO (published, 1 run)': -218}, mask=(2,),
         control='pendulum'),
     'cartpole_novel': Task(
         'cartpole_novel', 'CartPole-v1', 100_000, 5_000, 500.0,
-        dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
-             ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
+        _ZOO_CARTPOLE,
         {'rl-baselines3-zoo RecurrentPPO (published, 1 run)': 500}, mask=(1, 3),
         control='cartpole'),
     'humanoid': Task(
@@ -115,9 +120,6 @@ TRPO_LIBRARY = 'sb3-trpo'
 # feed-forward partner and, on two tasks, RecurrentPPO with the zoo's
 # CartPoleNoVel settings for 20 minutes. The references are SPARC's PPO-GRU
 # (Table 6: 4M steps, 3 seeds, mean of the last 100 rollouts).
-_ZOO_CARTPOLE_NOVEL = dict(
-    n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
-    ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2')
 _SPARC = 'SPARC PPO-GRU (published, 4M steps, 3 seeds)'
 POPGYM = {
     'repeat_previous_easy': ('RepeatPreviousEasy', 0.744, True),
@@ -136,7 +138,7 @@ POPGYM = {
 for _name, (_task, _published, _peer) in POPGYM.items():
     TASKS[_name] = Task(
         'popgym', f'popgym:popgym-{_task}-v0', 1_000_000, 50_000, None,
-        _ZOO_CARTPOLE_NOVEL if _peer else None,
+        _ZOO_CARTPOLE if _peer else None,
         {} if _published is None else {_SPARC: _published}, control='popgym_feedforward',
         peer_minutes=20 if _peer else None)
 POPGYM_TASKS = tuple(POPGYM)
